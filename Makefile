@@ -1,0 +1,33 @@
+# Two commands from a fresh clone: `make demo` and `make test`. Both build .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	bash scripts/demo.sh $(BIN)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy memdream
+
+lint: $(STAMP)
+	$(BIN)/python -m ruff check memdream tests bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/lint_bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from memdream.cli import main
+
+main()

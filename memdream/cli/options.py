@@ -1,0 +1,37 @@
+"""Options shared by every command, declared once."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+MemoryOption = Annotated[
+    Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
+    typer.Option(
+        "--memory", "-m",
+        help="Memory folder. Default: $MEMDREAM_MEMORY, else the nearest folder above the working "
+             "directory that holds memdream.yaml.",
+        show_default=False,
+    ),
+]
+
+
+class DataFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+FormatOption = Annotated[
+    DataFormat,
+    typer.Option("--format", "-f", help="Output format: text for people, json for programs.",
+                 case_sensitive=False),
+]
+
+
+def memory_root(explicit: Path | None) -> Path:
+    from memdream.memory.locate import find_memory_root
+
+    return find_memory_root(explicit)

@@ -1,0 +1,126 @@
+"""The only module that talks to git. Everything else asks it for commits, status and history.
+
+memdream runs from cron with a bare environment: no git identity, maybe no HOME. Commits
+therefore carry an explicit fallback identity when none is configured.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdream.errors import GitError
+
+if TYPE_CHECKING:
+    from git import Repo
+
+FALLBACK_NAME = "memdream"
+FALLBACK_EMAIL = "memdream@localhost"
+
+
+def _repo(root: Path) -> Repo:
+    import git  # lazy: GitPython costs ~100 ms to import
+
+    try:
+        return git.Repo(root)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{root} is not a git repository") from None
+
+
+def _run(root: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    import git
+
+    repo = _repo(root)
+    try:
+        with repo.git.custom_environment(**dict(env or {})):
+            result: str = repo.git.execute(["git", *args])
+            return result
+    except git.GitCommandError as error:
+        detail = " ".join((error.stderr or str(error)).split()).removeprefix("stderr: ").strip("' ")
+        raise GitError(f"git {args[0]} failed: {detail}") from None
+
+
+def is_repo(root: Path) -> bool:
+    return (root / ".git").exists()
+
+
+def init_repo(root: Path) -> None:
+    import git
+
+    try:
+        git.Repo.init(root, initial_branch="main")
+    except TypeError:  # very old git: no --initial-branch
+        git.Repo.init(root)
+    except git.GitCommandError as error:
+        raise GitError(f"git init failed: {' '.join(str(error).split())}") from None
+
+
+def set_local_config(root: Path, key: str, value: str) -> None:
+    _run(root, "config", "--local", key, value)
+
+
+def identity_env(root: Path) -> dict[str, str]:
+    """Author/committer variables to add when git has no identity configured for this repo."""
+    env: dict[str, str] = {}
+    for role in ("AUTHOR", "COMMITTER"):
+        if os.environ.get(f"GIT_{role}_NAME") and os.environ.get(f"GIT_{role}_EMAIL"):
+            continue
+        if not _configured(root, "user.name"):
+            env[f"GIT_{role}_NAME"] = FALLBACK_NAME
+        if not _configured(root, "user.email"):
+            env[f"GIT_{role}_EMAIL"] = FALLBACK_EMAIL
+    return env
+
+
+def _configured(root: Path, key: str) -> bool:
+    try:
+        return bool(_run(root, "config", "--get", key).strip())
+    except GitError:
+        return False
+
+
+def format_message(subject: str, body: str = "", trailers: Mapping[str, str] | None = None) -> str:
+    parts = [subject.strip()]
+    if body.strip():
+        parts.append(body.strip())
+    if trailers:
+        parts.append("\n".join(f"{key}: {value}" for key, value in trailers.items()))
+    return "\n\n".join(parts) + "\n"
+
+
+def commit(
+    root: Path,
+    subject: str,
+    body: str = "",
+    trailers: Mapping[str, str] | None = None,
+    paths: Sequence[str] = (".",),
+    allow_empty: bool = False,
+) -> str:
+    """Stage ``paths`` (honouring .gitignore) and commit; returns the new commit's sha."""
+    _run(root, "add", "--all", "--", *paths)
+    args = ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", format_message(subject, body, trailers)]
+    if allow_empty:
+        args.append("--allow-empty")
+    _run(root, *args, env=identity_env(root))
+    return head_sha(root)
+
+
+def head_sha(root: Path) -> str:
+    return _run(root, "rev-parse", "HEAD").strip()
+
+
+def status_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
+    """Paths with uncommitted changes (tracked or untracked, not ignored)."""
+    output = _run(root, "status", "--porcelain", "--untracked-files=all", "--", *pathspecs)
+    return [line[3:] for line in output.splitlines() if line.strip()]
+
+
+def log_messages(root: Path, limit: int = 20) -> list[dict[str, Any]]:
+    """Recent commits, newest first: sha, subject and full message."""
+    repo = _repo(root)
+    return [
+        {"sha": item.hexsha, "subject": str(item.summary), "message": str(item.message)}
+        for item in repo.iter_commits(max_count=limit)
+    ]

@@ -1,0 +1,1 @@
+"""Ingest: agent logs in, redacted normalized raw events out (raw-events.md)."""

@@ -1,0 +1,70 @@
+"""memdream lint: the CI gate over memory files. Collects every finding; never stops at the first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from memdream.errors import UsageError
+from memdream.lint.documents import Document, MemoryFiles
+from memdream.lint.findings import Finding, LintResult
+from memdream.lint.rules import RULES
+from memdream.memory.paths import AUDIT_DIR, CONFIG_FILE, INDEX_FILE, PLAN_FILE
+from memdream.memory.store import Memory
+
+__all__ = ["Finding", "LintResult", "lint_memory", "lint_paths"]
+
+
+def load_files(root: Path) -> MemoryFiles:
+    memory = Memory(root)
+    files = MemoryFiles(root=root)
+    files.cards = [Document.read(card_file.path, card_file) for card_file in memory.card_files()]
+    if memory.paths.plan.exists():
+        files.plan = Document.read(memory.paths.plan)
+    files.config = Document.read(memory.paths.config)
+    index = root / INDEX_FILE
+    audit = sorted((root / AUDIT_DIR).glob("*.jsonl")) if (root / AUDIT_DIR).is_dir() else []
+    files.text_files = [*([index] if index.exists() else []), *audit]
+    return files
+
+
+def lint_memory(root: Path) -> tuple[list[Finding], int]:
+    """All findings for one memory, sorted by file and position, and the number of files read."""
+    files = load_files(root)
+    findings: list[Finding] = []
+    if files.plan is None:
+        findings.append(Finding(root / PLAN_FILE, 1, 1, "layout", "plan.yaml is missing"))
+    for rule in RULES.values():
+        findings.extend(rule(files))
+    checked = len(files.cards) + len(files.text_files) + 1 + (files.plan is not None)
+    return sorted(set(findings)), checked
+
+
+def _memory_of(path: Path) -> Path:
+    """The memory root a PATH argument names: the folder itself or the memory holding a file."""
+    resolved = path.resolve()
+    if not resolved.exists():
+        raise UsageError(f"{path}: no such file or folder")
+    for folder in (resolved if resolved.is_dir() else resolved.parent, *resolved.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise UsageError(f"{path}: not inside a memdream memory (no {CONFIG_FILE} found)")
+
+
+def lint_paths(paths: Sequence[Path]) -> LintResult:
+    """Lint each memory named by ``paths``; a file argument limits that memory's findings to the file."""
+    result = LintResult()
+    wanted: dict[Path, set[Path] | None] = {}
+    for path in paths:
+        root = _memory_of(path)
+        files_only = wanted.get(root, set())
+        if path.resolve().is_dir() or files_only is None:
+            wanted[root] = None
+        else:
+            wanted[root] = {*files_only, path.resolve()}
+    for root, only in wanted.items():
+        findings, checked = lint_memory(root)
+        result.memories.append(root)
+        result.files_checked += checked if only is None else len(only)
+        result.findings.extend(f for f in findings if only is None or f.path.resolve() in only)
+    return result

@@ -1,0 +1,61 @@
+"""The files of a memory as lint sees them: text, parsed data, and a lazy node locator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memdream import yamlio
+from memdream.lint.positions import NodeLocator, Position
+from memdream.memory.store import CardFile
+
+
+@dataclass
+class Document:
+    """One YAML file: its text, its data when it parsed, and the parse error when it did not."""
+
+    path: Path
+    text: str
+    data: Any = None
+    parse_error: tuple[Position, str] | None = None
+    card_file: CardFile | None = None
+
+    @classmethod
+    def read(cls, path: Path, card_file: CardFile | None = None) -> Document:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            return cls(path, "", parse_error=((1, 1), f"not UTF-8 text: {error.reason}"), card_file=card_file)
+        document = cls(path, text, card_file=card_file)
+        try:
+            document.data = yamlio.loads(text)
+        except yaml.MarkedYAMLError as error:
+            mark = error.problem_mark or error.context_mark
+            position = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            problem = " ".join(str(error.problem or error.context or "syntax error").split())
+            document.parse_error = (position, f"not valid YAML: {problem}")
+        except yaml.YAMLError as error:
+            document.parse_error = ((1, 1), f"not valid YAML: {' '.join(str(error).split())}")
+        return document
+
+    @cached_property
+    def locator(self) -> NodeLocator:
+        return NodeLocator(self.text)
+
+    def get(self, key: str) -> Any:
+        return self.data.get(key) if isinstance(self.data, dict) else None
+
+
+@dataclass
+class MemoryFiles:
+    """Everything lint reads from one memory, loaded once and shared by all rules."""
+
+    root: Path
+    cards: list[Document] = field(default_factory=list)
+    plan: Document | None = None
+    config: Document | None = None
+    text_files: list[Path] = field(default_factory=list)  # other tracked text: INDEX.md, audit/*.jsonl

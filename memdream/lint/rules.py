@@ -1,0 +1,166 @@
+"""Lint rules: each reads the loaded memory and yields findings. Adding a rule is one function
+and one line in ``RULES``. Rules never raise on bad content: they report it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memdream import schemas
+from memdream.lint.documents import Document, MemoryFiles
+from memdream.lint.findings import Finding
+from memdream.lint.messages import describe
+from memdream.lint.positions import offset_position
+from memdream.errors import MemdreamError
+from memdream.memory.card import ACTIVE_STATUSES
+
+if TYPE_CHECKING:
+    from memdream.redact import Redactor
+
+Rule = Callable[[MemoryFiles], Iterator[Finding]]
+
+
+def _at(document: Document, path: list[str | int], rule: str, message: str, key: bool = False) -> Finding:
+    line, col = document.locator.key(path) if key else document.locator.value(path)
+    return Finding(document.path, line, col, rule, message)
+
+
+def _schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
+    if document.parse_error is not None:
+        (line, col), message = document.parse_error
+        yield Finding(document.path, line, col, "yaml", message)
+        return
+    for error in schemas.iter_errors(schema_name, document.data):
+        (line, col), message = describe(error, document.locator)
+        yield Finding(document.path, line, col, "schema", message)
+
+
+def check_schemas(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 1: every card, the plan and the settings validate against their schema."""
+    for card in files.cards:
+        yield from _schema_findings(card, "card")
+    if files.plan is not None:
+        yield from _schema_findings(files.plan, "plan")
+    if files.config is not None and files.config.data is not None:
+        yield from _schema_findings(files.config, "config")
+    elif files.config is not None and files.config.parse_error is not None:
+        yield from _schema_findings(files.config, "config")
+
+
+def _card_id(document: Document) -> str | None:
+    value = document.get("id")
+    return value if isinstance(value, str) else None
+
+
+def check_placement(files: MemoryFiles) -> Iterator[Finding]:
+    """A card's file is named after its id, its folder matches its type, the archive holds only old cards."""
+    for document in files.cards:
+        card_id, card_file = _card_id(document), document.card_file
+        if card_id is None or card_file is None:
+            continue
+        if document.path.stem != card_id:
+            yield _at(document, ["id"], "file-name", f"id {card_id!r} does not match the file name "
+                      f"(expected {card_id}.yaml)")
+        card_type = document.get("type")
+        if isinstance(card_type, str) and card_type in ("fact", "strategy", "lesson") \
+                and card_type != card_file.folder_type:
+            yield _at(document, ["type"], "folder", f"type {card_type!r} does not belong in folder "
+                      f"{card_file.layer}/ (a {card_file.folder_type} folder)")
+        status = document.get("status")
+        if card_file.archived and status in ACTIVE_STATUSES:
+            yield _at(document, ["status"], "archive-status",
+                      f"archived card has active status {status!r} (use superseded or archived)")
+        if not card_file.archived and status in ("superseded", "archived"):
+            yield _at(document, ["status"], "archive-status",
+                      f"card with status {status!r} belongs in archive/, not cards/")
+
+
+def check_unique_ids(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 2a: ids are unique across cards and archive."""
+    first_seen: dict[str, Path] = {}
+    for document in files.cards:
+        card_id = _card_id(document)
+        if card_id is None:
+            continue
+        if card_id in first_seen:
+            other = first_seen[card_id].relative_to(files.root).as_posix()
+            yield _at(document, ["id"], "unique-id", f"duplicate id {card_id!r} (also in {other})")
+        else:
+            first_seen[card_id] = document.path
+
+
+def check_links(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 2b: supersedes / superseded_by / derived_from name existing cards."""
+    known = {card_id for card_id in map(_card_id, files.cards) if card_id is not None}
+    for document in files.cards:
+        for link in ("supersedes", "superseded_by", "derived_from"):
+            targets = document.get(link)
+            if not isinstance(targets, list):
+                continue
+            for index, target in enumerate(targets):
+                if isinstance(target, str) and target not in known:
+                    yield _at(document, [link, index], "dangling-link", f"{link}: no card has id {target!r}")
+                elif target == _card_id(document):
+                    yield _at(document, [link, index], "dangling-link", f"{link}: a card cannot name itself")
+
+
+def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 3: at most one active card per fact key (subject, attribute)."""
+    holder: dict[tuple[str, str], Document] = {}
+    for document in files.cards:
+        subject, attribute, status = document.get("subject"), document.get("attribute"), document.get("status")
+        if not (isinstance(subject, str) and isinstance(attribute, str) and status in ACTIVE_STATUSES):
+            continue
+        key = (subject, attribute)
+        if key in holder:
+            other = holder[key]
+            yield _at(document, ["attribute"], "fact-key",
+                      f"fact key ({subject}, {attribute}) already has an active card: {_card_id(other)} "
+                      f"({other.path.relative_to(files.root).as_posix()})")
+        else:
+            holder[key] = document
+
+
+def check_secrets(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 4: no secret or personal data pattern in any tracked file (same rules as ingest)."""
+    redactor, problem = _redactor_for(files)
+    if problem is not None:
+        yield problem
+    documents = [*files.cards, *(doc for doc in (files.plan, files.config) if doc is not None)]
+    texts: list[tuple[Path, str]] = [(doc.path, doc.text) for doc in documents]
+    for path in files.text_files:
+        try:
+            texts.append((path, path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    for path, text in texts:
+        for found in redactor.find(text):
+            line, col = offset_position(text, found.start)
+            yield Finding(path, line, col, "secret",
+                          f"possible {found.kind} in a tracked file: remove it (or allow it in redaction.allow)")
+
+
+def _redactor_for(files: MemoryFiles) -> tuple[Redactor, Finding | None]:
+    """The memory's own redaction settings when they are usable, else the defaults."""
+    from memdream.memory.settings import Settings
+    from memdream.redact import Redactor
+
+    config = files.config
+    if config is None or not isinstance(config.data, dict) or not schemas.is_valid("config", config.data):
+        return Redactor(), None
+    try:
+        return Redactor.from_settings(Settings.from_mapping(config.data)), None
+    except MemdreamError as error:
+        return Redactor(), _at(config, ["redaction", "extra_patterns"], "config", str(error))
+
+
+RULES: dict[str, Rule] = {
+    "schema": check_schemas,
+    "placement": check_placement,
+    "unique-id": check_unique_ids,
+    "links": check_links,
+    "fact-key": check_fact_keys,
+    "secret": check_secrets,
+}

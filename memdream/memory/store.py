@@ -1,0 +1,92 @@
+"""The memory folder as an object: settings, plan, cards and archive, read and written atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from memdream import schemas, yamlio
+from memdream.errors import InvalidMemory
+from memdream.memory.card import Card
+from memdream.memory.paths import LAYERS, TYPE_OF_LAYER, MemoryPaths
+from memdream.memory.plan import Plan
+from memdream.memory.settings import Settings
+
+
+@dataclass(frozen=True)
+class CardFile:
+    """Where one card file sits: its layer folder and whether it is in the archive."""
+
+    path: Path
+    layer: str
+    archived: bool
+
+    @property
+    def folder_type(self) -> str:
+        return TYPE_OF_LAYER[self.layer]
+
+
+@dataclass
+class Memory:
+    root: Path
+    paths: MemoryPaths = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        self.paths = MemoryPaths(self.root)
+
+    @cached_property
+    def settings(self) -> Settings:
+        return Settings.load(self.paths.config)
+
+    def card_files(self, include_archive: bool = True) -> Iterator[CardFile]:
+        """Every card file, in a stable order (layer, then file name)."""
+        bases = [(self.paths.cards, False)]
+        if include_archive:
+            bases.append((self.paths.archive, True))
+        for base, archived in bases:
+            for layer in LAYERS:
+                folder = base / layer
+                if not folder.is_dir():
+                    continue
+                for path in sorted(folder.iterdir()):
+                    if path.suffix in (".yaml", ".yml") and path.is_file() and not path.name.startswith("."):
+                        yield CardFile(path, layer, archived)
+
+    def read_card(self, card_file: CardFile) -> Card:
+        """Load and validate one card; an invalid card stops the command with one line."""
+        shown = self.paths.relative(card_file.path)
+        try:
+            data = yamlio.load_file(card_file.path)
+        except Exception as error:  # yaml.YAMLError, UnicodeDecodeError
+            raise InvalidMemory(f"{shown}: not valid YAML: {' '.join(str(error).split())}") from None
+        errors = schemas.iter_errors("card", data)
+        if errors:
+            raise InvalidMemory(f"{shown}: {errors[0].message} (run `memdream lint`)")
+        return Card.from_dict(data)
+
+    def load_cards(self, include_archive: bool = True) -> list[Card]:
+        return [self.read_card(card_file) for card_file in self.card_files(include_archive)]
+
+    def save_card(self, card: Card, archived: bool = False) -> Path:
+        path = self.paths.card_file(card.type, card.id, archived=archived)
+        yamlio.dump_file(path, card.to_dict())
+        return path
+
+    def load_plan(self) -> Plan:
+        path = self.paths.plan
+        try:
+            data = yamlio.load_file(path)
+        except FileNotFoundError:
+            raise InvalidMemory("plan.yaml is missing (run `memdream init` to create a memory)") from None
+        except Exception as error:
+            raise InvalidMemory(f"plan.yaml: not valid YAML: {' '.join(str(error).split())}") from None
+        errors = schemas.iter_errors("plan", data)
+        if errors:
+            raise InvalidMemory(f"plan.yaml: {errors[0].message} (run `memdream lint`)")
+        return Plan.from_dict(data)
+
+    def save_plan(self, plan: Plan) -> None:
+        yamlio.dump_file(self.paths.plan, plan.to_dict())

@@ -1,0 +1,38 @@
+"""Output helpers shared by commands: rich consoles that respect NO_COLOR and pipes, and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    """JSON for programs: one document, UTF-8, stable key order as given."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def shown_path(path: Path, base: Path | None = None) -> str:
+    """A path as an editor or CI annotation wants it: relative to the working directory when inside it."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to((base or Path.cwd()).resolve()).as_posix()
+    except ValueError:
+        return os.fspath(resolved)
