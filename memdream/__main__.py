@@ -1,3 +1,3 @@
-from memdream.cli import main
+from memdream.entry import main
 
 main()

@@ -97,13 +97,15 @@ def commit(
     trailers: Mapping[str, str] | None = None,
     paths: Sequence[str] = (".",),
     allow_empty: bool = False,
+    force: bool = False,
 ) -> str:
-    """Stage ``paths`` (honouring .gitignore) and commit; returns the new commit's sha."""
-    _run(root, "add", "--all", "--", *paths)
+    """Stage ``paths`` (honouring .gitignore unless ``force``) and commit; returns the new commit's sha."""
+    _run(root, "add", "--all", *(["--force"] if force else []), "--", *paths)
     args = ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", format_message(subject, body, trailers)]
     if allow_empty:
         args.append("--allow-empty")
-    _run(root, *args, env=identity_env(root))
+    # Naming the paths again commits only them, never something else a person had staged.
+    _run(root, *args, "--", *paths, env=identity_env(root))
     return head_sha(root)
 
 

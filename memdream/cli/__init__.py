@@ -59,10 +59,10 @@ class MemdreamGroup(TyperGroup):
 app = typer.Typer(
     cls=MemdreamGroup,
     name="memdream",
-    help="Long-term memory for AI agents: ingest logs, dream them into verified cards, recall what matters.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rich help costs ~150 ms of start-up
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -88,9 +88,11 @@ def _root(
 
 
 def _register() -> None:
-    from memdream.cli import cards_cmd, init_cmd, lint_cmd, textconv_cmd
+    from memdream.cli import cards_cmd, ingest_cmd, init_cmd, lint_cmd, textconv_cmd
 
     app.command("init")(init_cmd.init)
+    app.command("ingest")(ingest_cmd.ingest)
+    app.command("enqueue")(ingest_cmd.enqueue)
     app.command("lint")(lint_cmd.lint)
     app.command("cards")(cards_cmd.cards)
     app.command("show")(cards_cmd.show)
@@ -101,4 +103,5 @@ _register()
 
 
 def main() -> None:
-    app()
+    """Run the CLI (the installed script goes through memdream.entry, which adds hook fast paths)."""
+    app(prog_name="memdream")

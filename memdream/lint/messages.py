@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from memdream.lint.positions import NodeLocator, Position
@@ -42,9 +43,12 @@ def describe(error: Any, locator: NodeLocator) -> tuple[Position, str]:
     prefix = f"{where}: " if where else ""
     validator = error.validator
     if validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        known = list(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
         name = extra[0] if extra else "?"
-        return locator.key([*path, name]), f"{prefix}unknown field {name!r}"
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return locator.key([*path, name]), f"{prefix}unknown field {name!r}{hint}"
     if validator == "required":
         missing = str(error.message).split("'")[1] if "'" in str(error.message) else "?"
         return locator.value(path), f"{prefix}missing required field {missing!r}"

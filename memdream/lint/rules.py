@@ -54,6 +54,12 @@ def _card_id(document: Document) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _known_id(document: Document) -> str:
+    """The id other cards may name: the card's own, or its file name when the card is unreadable
+    (so that one broken file is one finding, not a cascade of dangling links)."""
+    return _card_id(document) or document.path.stem
+
+
 def check_placement(files: MemoryFiles) -> Iterator[Finding]:
     """A card's file is named after its id, its folder matches its type, the archive holds only old cards."""
     for document in files.cards:
@@ -93,7 +99,7 @@ def check_unique_ids(files: MemoryFiles) -> Iterator[Finding]:
 
 def check_links(files: MemoryFiles) -> Iterator[Finding]:
     """Invariant 2b: supersedes / superseded_by / derived_from name existing cards."""
-    known = {card_id for card_id in map(_card_id, files.cards) if card_id is not None}
+    known = {_known_id(document) for document in files.cards}
     for document in files.cards:
         for link in ("supersedes", "superseded_by", "derived_from"):
             targets = document.get(link)
@@ -110,6 +116,8 @@ def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
     """Invariant 3: at most one active card per fact key (subject, attribute)."""
     holder: dict[tuple[str, str], Document] = {}
     for document in files.cards:
+        if document.card_file is not None and document.card_file.archived:
+            continue  # an archived card with an active status is reported by check_placement
         subject, attribute, status = document.get("subject"), document.get("attribute"), document.get("status")
         if not (isinstance(subject, str) and isinstance(attribute, str) and status in ACTIVE_STATUSES):
             continue

@@ -1,9 +1,5 @@
-"""The memory folder: cards, plan, settings, paths, YAML io, locking."""
+"""The memory folder: cards, plan, settings, paths, raw layer, locking.
 
-from memdream.memory.card import Card, Evidence
-from memdream.memory.locate import find_memory_root
-from memdream.memory.plan import Plan, PlanItem
-from memdream.memory.settings import Settings
-from memdream.memory.store import CardFile, Memory
-
-__all__ = ["Card", "CardFile", "Evidence", "Memory", "Plan", "PlanItem", "Settings", "find_memory_root"]
+Import from the submodules: this package file stays empty so that light paths (the hook
+spool) do not pay for YAML and schema imports.
+"""

@@ -1,0 +1,49 @@
+"""Synthetic memories for benchmarks: realistic card shapes, deterministic content."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from memdream import yamlio
+from memdream.memory.card import Card, Evidence
+from memdream.memory.create import init_memory
+
+_SUBJECTS = ["export-bucket", "postgres", "ci", "api", "deploy", "cache", "queue", "auth", "billing", "search"]
+_ATTRIBUTES = ["region", "version", "owner", "endpoint", "timeout", "schedule", "command", "limit"]
+
+
+def synthetic_card(index: int, rng: random.Random) -> Card:
+    """Card ``index``: facts, strategies and lessons in a 6:2:2 mix, 1-4 evidence items each."""
+    kind = ("fact", "fact", "fact", "strategy", "lesson")[index % 5]
+    prefix = {"fact": "f", "strategy": "s", "lesson": "l"}[kind]
+    subject = f"{rng.choice(_SUBJECTS)}-{index // 40}"
+    session = f"s-{index // 25:05d}"
+    evidence = [
+        Evidence(ref=f"log://{session}#e{index}-{n}", stance="supports",
+                 kind=rng.choice(["observation", "note", "feedback"]), ts="2026-11-07T09:13:41Z")
+        for n in range(rng.randint(1, 4))
+    ]
+    card = Card(
+        id=f"{prefix}-{index:06x}", type=kind, subject=subject,
+        statement=f"Card {index}: {subject} behaves this way in the nightly job; checked against tool output.",
+        status=rng.choice(["verified", "inferred"]), confidence=round(rng.random(), 2), evidence=evidence,
+        created_at="2026-11-07T09:40:00Z", updated_at="2026-11-07T09:40:00Z", ttl_policy="decay-90d",
+        tags=["bench", subject.split("-")[0]],
+    )
+    if kind == "fact":
+        card.attribute = f"{_ATTRIBUTES[index % len(_ATTRIBUTES)]}-{index}"
+        card.value = f"value-{rng.randint(0, 10_000)}"
+    else:
+        card.scope = f"tasks touching {subject}"
+    return card
+
+
+def build_card_memory(root: Path, count: int, seed: int = 7) -> None:
+    """An initialized memory holding ``count`` valid cards."""
+    init_memory(root)
+    rng = random.Random(seed)
+    folders = {"fact": "facts", "strategy": "strategies", "lesson": "lessons"}
+    for index in range(count):
+        card = synthetic_card(index, rng)
+        (root / "cards" / folders[card.type] / f"{card.id}.yaml").write_text(yamlio.dumps(card.to_dict()))

@@ -1,0 +1,18 @@
+"""Process entry point. Hook-time commands are served before the CLI framework is imported:
+`memdream enqueue --from-hook` runs inside an agent's hook and must return within 100 ms.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["enqueue"] and "--from-hook" in args and not {"-h", "--help"} & set(args):
+        from memdream.ingest.spool import enqueue_main
+
+        raise SystemExit(enqueue_main(args[1:]))
+    from memdream.cli import app
+
+    app(args=args, prog_name="memdream")

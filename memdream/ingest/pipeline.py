@@ -1,0 +1,242 @@
+"""The ingest run: sources -> adapter -> redaction -> ids -> dedup -> salience -> raw segments.
+
+Redaction happens before anything is written. Each input file is a unit: a malformed line
+rolls back everything that file added (unless lines may be skipped). Segments are published
+only at the end of the run, under the memory's writer lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdream import gitops
+from memdream.clock import now_iso
+from memdream.errors import InvalidInput, MemdreamError, UsageError
+from memdream.ingest import sources as sources_mod
+from memdream.ingest import spool
+from memdream.ingest.adapters import ParseContext, adapters, detect
+from memdream.ingest.salience import SalienceTagger
+from memdream.ingest.validate import DEFAULT_ACTOR, first_error
+from memdream.memory.lock import writer_lock
+from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_json, event_hash
+from memdream.memory.store import Memory
+from memdream.yamlio import write_atomic
+
+# Fields that carry content and are redacted; identifiers and enums are left as they are.
+CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker")
+LOCK_WAIT_SECONDS = 30.0
+
+
+@dataclass
+class IngestOptions:
+    fmt: str = "auto"
+    session: str | None = None
+    strict: bool = False
+    skip_bad: bool = False
+
+
+@dataclass
+class SourceReport:
+    source: str
+    format: str
+    read: int = 0
+    added: int = 0
+    duplicates: int = 0
+    changed: int = 0  # same (session, id) already stored with other content: kept the stored one
+    skipped_lines: list[tuple[int, str]] = field(default_factory=list)
+    redactions: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class IngestReport:
+    sources: list[SourceReport] = field(default_factory=list)
+    segments: list[SegmentRecord] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # spooled transcripts that no longer exist
+    commit: str | None = None
+
+    def total(self, name: str) -> int:
+        return sum(getattr(report, name) for report in self.sources)
+
+    @property
+    def redactions(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for report in self.sources:
+            total.update(report.redactions)
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.total("added"), "duplicates": self.total("duplicates"),
+            "changed": self.total("changed"), "read": self.total("read"),
+            "skipped_lines": sum(len(report.skipped_lines) for report in self.sources),
+            "redactions": dict(sorted(self.redactions.items())),
+            "segments": [record.__dict__ for record in self.segments],
+            "recovered_segments": self.recovered, "missing_transcripts": self.missing, "commit": self.commit,
+            "sources": [
+                {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
+                 "duplicates": r.duplicates, "changed": r.changed,
+                 "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
+                 "redactions": dict(sorted(r.redactions.items()))}
+                for r in self.sources
+            ],
+        }
+
+
+class _Run:
+    """State of one ingest run over many sources."""
+
+    def __init__(self, memory: Memory, options: IngestOptions) -> None:
+        from memdream.redact import Redactor
+
+        self.memory, self.options = memory, options
+        self.raw = RawLayer(memory.paths)
+        self.now = now_iso()
+        self.redactor = Redactor.from_settings(memory.settings)
+        self.state_path = memory.paths.state / "ingest" / "salience.json"
+        self.tagger = SalienceTagger(self._load_state())
+        self.seen: dict[tuple[str, str], str] = {}
+        self.writer: SegmentWriter | None = None
+
+    def _load_state(self) -> dict[str, Any] | None:
+        try:
+            loaded: dict[str, Any] = json.loads(self.state_path.read_text(encoding="utf-8"))
+            return loaded
+        except (OSError, ValueError):
+            return None
+
+    def start(self) -> list[str]:
+        recovered = self.raw.recover(self.now)
+        self.seen = self.raw.keys()
+        self.writer = SegmentWriter(self.raw, int(self.memory.settings.get("ingest.segment_max_events")))
+        return recovered
+
+    def ingest_source(self, source: sources_mod.Source) -> SourceReport:
+        assert self.writer is not None
+        ctx = ParseContext(source=source.name, default_session=source.stem, session=self.options.session,
+                           strict=self.options.strict, skip_bad=self.options.skip_bad)
+        with source.open() as stream:
+            head = sources_mod.head_text(source, stream)
+            fmt = self._format_of(source, head)
+            report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped)
+            mark, added_keys = self.writer.mark(), []
+            self.tagger.begin()
+            occurrences: Counter[tuple[str, str]] = Counter()
+            try:
+                for event in adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx):
+                    key = self._store(event, report, occurrences)
+                    if key is not None:
+                        added_keys.append(key)
+            except BaseException:
+                self.writer.rollback(mark)
+                self.tagger.rollback()
+                for key in added_keys:
+                    self.seen.pop(key, None)
+                raise
+        return report
+
+    def _format_of(self, source: sources_mod.Source, head: str) -> str:
+        if self.options.fmt != "auto":
+            return self.options.fmt
+        found = detect(head)
+        if found is None:
+            raise InvalidInput(f"{source.name}: unknown log format (pass --format; known: "
+                               f"{', '.join(adapters())})")
+        return found
+
+    def _store(self, event: dict[str, Any], report: SourceReport,
+               occurrences: Counter[tuple[str, str]]) -> tuple[str, str] | None:
+        assert self.writer is not None
+        report.read += 1
+        redactions: Counter[str] = Counter()
+        for name in CONTENT_FIELDS:
+            if name in event:
+                event[name], counts = self.redactor.redact_obj(event[name])
+                redactions.update(counts)
+        event.setdefault("actor", DEFAULT_ACTOR[event["kind"]])
+        if "id" not in event:
+            event["id"] = _derived_id(event, occurrences)
+        key = (event["session"], event["id"])
+        if key in self.seen:
+            report.duplicates += 1
+            return None
+        self.tagger.tag(event)
+        problem = first_error(event)
+        if problem is not None:  # adapters check their events: this is a bug, not bad input
+            raise MemdreamError(f"{report.source}: produced an invalid event ({problem})")
+        line = canonical_json(event)
+        self.writer.write(line)
+        self.seen[key] = event_hash(line)
+        report.added += 1
+        report.redactions.update(redactions)
+        return key
+
+    def finish(self) -> list[SegmentRecord]:
+        assert self.writer is not None
+        records = self.writer.publish(self.now)
+        write_atomic(self.state_path, json.dumps(self.tagger.state(), sort_keys=True))
+        return records
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+
+
+def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) -> str:
+    """A stable id from the event's content; repeats of identical events in one input get -2, -3 ..."""
+    digest = hashlib.blake2b(canonical_json(event).encode("utf-8"), digest_size=6).hexdigest()
+    base = f"e{digest}"
+    occurrences[(event["session"], base)] += 1
+    count = occurrences[(event["session"], base)]
+    return base if count == 1 else f"{base}-{count}"
+
+
+def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = None,
+           use_spool: bool = False) -> IngestReport:
+    """Ingest every input (and, with ``use_spool``, every spooled transcript) into the raw layer."""
+    options = options or IngestOptions()
+    if options.fmt != "auto" and options.fmt not in adapters():
+        raise InvalidInput(f"unknown format {options.fmt!r} (known: auto, {', '.join(adapters())})")
+    if not inputs and not use_spool:
+        raise UsageError("nothing to ingest: name files, folders or '-', or pass --spool")
+    sources = sources_mod.resolve(inputs)
+    report = IngestReport()
+    with writer_lock(memory.paths.state, wait_seconds=LOCK_WAIT_SECONDS):
+        claimed: list[Path] = []
+        if use_spool:
+            claimed = spool.claim(memory.paths.state)
+            present, report.missing = spool.transcripts(claimed)
+            sources += [sources_mod.Source(path, Path(path)) for path in present]
+        run = _Run(memory, options)
+        try:
+            report.recovered = run.start()
+            for source in sources:
+                report.sources.append(run.ingest_source(source))
+            report.segments = run.finish()
+        except BaseException:
+            run.abort()
+            raise
+        spool.release(claimed)
+        if (report.segments or report.recovered) and gitops.is_repo(memory.root):
+            report.commit = _commit_manifest(memory, report)
+    return report
+
+
+def _commit_manifest(memory: Memory, report: IngestReport) -> str:
+    """Record the new segments' hashes in git (raw/ itself is not tracked unless configured)."""
+    track_raw = bool(memory.settings.get("ingest.track_raw"))
+    paths = ["raw"] if track_raw else ["raw/MANIFEST.jsonl"]
+    events = sum(record.events for record in report.segments)
+    names = ", ".join(record.segment for record in report.segments) or "recovered"
+    return gitops.commit(
+        memory.root,
+        f"memdream ingest: {events} event(s) in {len(report.segments)} segment(s)",
+        trailers={"Memdream-Ingest": names},
+        paths=paths,
+        force=track_raw,  # raw/ is in .gitignore; tracking it is an explicit choice
+    )

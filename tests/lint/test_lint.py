@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from memdream import yamlio
+
+GOLDEN = Path(__file__).resolve().parent.parent / "cases" / "lint" / "valid" / "small"
+
+
+def test_fresh_memory_lints_clean(memory: Path, run, chdir) -> None:
+    chdir(memory)
+    result = run("lint")
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert "no problems" in result.stderr
+
+
+HAND_WRITTEN = """\
+id: f-3a9c21
+type: fact
+subject: export-bucket
+statement: The export bucket lives in eu-central-1.
+status: verified
+confidence: 1.7
+evidence:
+- ref: log://s-0007#r1
+  stance: supports
+created_at: '2026-11-07T09:40:00Z'
+updated_at: '2026-11-07T09:40:00Z'
+ttl_policy: keep
+"""
+
+
+def test_confidence_out_of_range_points_at_line_6(memory: Path, write_card, run, chdir) -> None:
+    write_card(id="f-3a9c21", text=HAND_WRITTEN)
+    chdir(memory)
+    result = run("lint")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "cards/facts/f-3a9c21.yaml:6:13: confidence: 1.7 is greater than the maximum of 1 [schema]\n"
+    )
+
+
+def test_json_format(memory: Path, write_card, run) -> None:
+    write_card(id="f-3a9c21", text=HAND_WRITTEN)
+    result = run("lint", memory, "--format", "json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and report["ok"] is False
+    assert report["findings"] == [{
+        "path": str(memory / "cards/facts/f-3a9c21.yaml"), "line": 6, "col": 13, "rule": "schema",
+        "message": "confidence: 1.7 is greater than the maximum of 1", "severity": "error",
+    }]
+
+
+def test_github_annotations_are_chosen_on_github_actions(memory: Path, write_card, run, chdir,
+                                                         monkeypatch) -> None:
+    write_card(id="f-3a9c21", text=HAND_WRITTEN)
+    chdir(memory)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = run("lint")
+    assert result.stdout == ("::error file=cards/facts/f-3a9c21.yaml,line=6,col=13,title=memdream lint "
+                             "(schema)::confidence: 1.7 is greater than the maximum of 1\n")
+    assert run("lint", "--format", "text").stdout.startswith("cards/facts/f-3a9c21.yaml:6:13:")
+
+
+def test_paths_outside_cwd_are_shown_from_cwd(tmp_path: Path, run, chdir) -> None:
+    copy = tmp_path / "repo" / "memory"
+    shutil.copytree(GOLDEN, copy)
+    (copy / "cards/facts/f-0a1b2c.yaml").write_text(
+        (copy / "cards/facts/f-0a1b2c.yaml").read_text().replace("status: verified", "status: sure"))
+    chdir(tmp_path / "repo")
+    result = run("lint", "memory")
+    assert result.stdout.startswith("memory/cards/facts/f-0a1b2c.yaml:7:9: status: 'sure' is not one of")
+
+
+def test_file_arguments_limit_findings_to_those_files(memory: Path, write_card, run, chdir) -> None:
+    write_card(id="f-000001", confidence=1.5)
+    write_card(id="f-000002", attribute="owner", confidence=2.0)
+    chdir(memory)
+    result = run("lint", "cards/facts/f-000002.yaml")
+    assert result.exit_code == 1
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["cards/facts/f-000002.yaml"]
+
+
+def test_several_memories_in_one_call(tmp_path: Path, run) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(GOLDEN, first)
+    shutil.copytree(GOLDEN, second)
+    (second / "plan.yaml").write_text("goal: 3\n")
+    result = run("lint", first, second, "--format", "json")
+    report = json.loads(result.stdout)
+    assert len(report["memories"]) == 2
+    assert {Path(f["path"]).parts[-2] for f in report["findings"]} == {"b"}
+
+
+def test_usage_errors_exit_2(tmp_path: Path, run) -> None:
+    missing = run("lint", tmp_path / "nope")
+    assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
+    not_memory = run("lint", tmp_path)
+    assert not_memory.exit_code == 2 and "not inside a memdream memory" in not_memory.stderr
+    assert run("lint", "--format", "xml").exit_code == 2
+
+
+def test_lint_reads_archive_and_checks_version_chain(memory: Path, write_card, run) -> None:
+    write_card(id="f-000002", supersedes=["f-000001"])
+    write_card(archived=True, id="f-000001", status="superseded", superseded_by=["f-000002"])
+    assert run("lint", memory).exit_code == 0
+    (memory / "archive/facts/f-000001.yaml").unlink()
+    result = run("lint", memory, "--format", "json")
+    messages = [f["message"] for f in json.loads(result.stdout)["findings"]]
+    assert messages == ["supersedes: no card has id 'f-000001'"]
+
+
+def test_card_with_a_secret_is_reported_without_echoing_it(memory: Path, write_card, run) -> None:
+    write_card(statement="Deploy key is ghp_abcdefghijklmnopqrstuvwxyz0123456789 for now.")
+    result = run("lint", memory)
+    assert result.exit_code == 1
+    assert "possible github-token" in result.stdout
+    assert "ghp_" not in result.stdout
+
+
+def test_lint_does_not_change_any_file(memory: Path, write_card, run) -> None:
+    path = write_card(confidence=3)
+    before = path.read_bytes()
+    run("lint", memory)
+    assert path.read_bytes() == before
+    assert yamlio.loads(before.decode())["confidence"] == 3

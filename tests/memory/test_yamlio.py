@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdream import yamlio
+from memdream.memory.card import Card
+from tests.conftest import card_data
+
+
+def test_timestamps_stay_strings() -> None:
+    data = yamlio.loads("created_at: 2026-11-07T09:40:00Z\nday: 2026-11-07\n")
+    assert data == {"created_at": "2026-11-07T09:40:00Z", "day": "2026-11-07"}
+
+
+def test_dump_is_block_style_without_aliases_and_keeps_unicode() -> None:
+    shared = ["a", "b"]
+    text = yamlio.dumps({"x": shared, "y": shared, "name": "Zoë ✓", "body": "line one\nline two"})
+    assert "&" not in text and "*" not in text
+    assert "Zoë ✓" in text
+    assert "body: |-\n  line one\n  line two\n" in text
+    assert "{" not in text and "[" not in text
+
+
+def test_card_dump_has_fixed_key_order_and_round_trips() -> None:
+    card = Card.from_dict(card_data(tags=["aws"], supersedes=["f-000000"]))
+    text = yamlio.dumps(card.to_dict())
+    keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith((" ", "-"))]
+    assert keys == ["id", "type", "subject", "attribute", "value", "statement", "status", "confidence",
+                    "evidence", "created_at", "updated_at", "ttl_policy", "supersedes", "tags"]
+    assert Card.from_dict(yamlio.loads(text)) == card
+    assert yamlio.dumps(Card.from_dict(yamlio.loads(text)).to_dict()) == text
+
+
+def test_values_that_look_like_other_types_stay_strings() -> None:
+    card = Card.from_dict(card_data(value="no", statement="yes"))
+    loaded = yamlio.loads(yamlio.dumps(card.to_dict()))
+    assert loaded["value"] == "no" and loaded["statement"] == "yes"
+
+
+def test_write_atomic_leaves_old_file_when_writing_fails(tmp_path: Path) -> None:
+    target = tmp_path / "plan.yaml"
+    target.write_text("old\n")
+
+    with pytest.raises(TypeError):
+        yamlio.write_atomic(target, 42)  # type: ignore[arg-type]
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x85\u2028\u2029\r"),
+                max_size=80)
+
+
+@given(statement=_text.filter(lambda s: s.strip() != ""), value=_text, subject=_text.filter(bool))
+def test_any_card_text_round_trips(statement: str, value: str, subject: str) -> None:
+    card = Card.from_dict(card_data(statement=statement, value=value, subject=subject))
+    assert Card.from_dict(yamlio.loads(yamlio.dumps(card.to_dict()))) == card
