@@ -126,3 +126,24 @@ def log_messages(root: Path, limit: int = 20) -> list[dict[str, Any]]:
         {"sha": item.hexsha, "subject": str(item.summary), "message": str(item.message)}
         for item in repo.iter_commits(max_count=limit)
     ]
+
+
+def last_message_matching(root: Path, pattern: str) -> str | None:
+    """The full message of the newest commit whose message matches ``pattern`` (a regex), if any."""
+    try:
+        output = _run(root, "log", "-1", "--extended-regexp", f"--grep={pattern}", "--format=%B")
+    except GitError:  # no commits yet
+        return None
+    return output or None
+
+
+def restore_paths(root: Path, paths: Sequence[str]) -> None:
+    """Put ``paths`` back as HEAD has them and delete untracked files under them (crash recovery)."""
+    existing = [path for path in paths if (root / path).exists() or _tracked(root, path)]
+    if existing:
+        _run(root, "checkout", "HEAD", "--", *existing)
+        _run(root, "clean", "-fdq", "--", *existing)
+
+
+def _tracked(root: Path, path: str) -> bool:
+    return bool(_run(root, "ls-files", "--", path).strip())

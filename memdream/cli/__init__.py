@@ -88,11 +88,12 @@ def _root(
 
 
 def _register() -> None:
-    from memdream.cli import cards_cmd, ingest_cmd, init_cmd, lint_cmd, textconv_cmd
+    from memdream.cli import cards_cmd, dream_cmd, ingest_cmd, init_cmd, lint_cmd, textconv_cmd
 
     app.command("init")(init_cmd.init)
     app.command("ingest")(ingest_cmd.ingest)
     app.command("enqueue")(ingest_cmd.enqueue)
+    app.command("dream")(dream_cmd.dream)
     app.command("lint")(lint_cmd.lint)
     app.command("cards")(cards_cmd.cards)
     app.command("show")(cards_cmd.show)

@@ -2,23 +2,46 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from memdream.errors import UsageError
 from memdream.lint.documents import Document, MemoryFiles
 from memdream.lint.findings import Finding, LintResult
-from memdream.lint.rules import RULES
+from memdream.lint.rules import RULES, schema_findings
 from memdream.memory.paths import AUDIT_DIR, CONFIG_FILE, INDEX_FILE, PLAN_FILE
-from memdream.memory.store import Memory
+from memdream.memory.store import CardFile, Memory
 
 __all__ = ["Finding", "LintResult", "lint_memory", "lint_paths"]
+
+
+# Below this many cards a process pool costs more than it saves.
+PARALLEL_MIN_CARDS = 400
+
+
+def _read_card(card_file: CardFile) -> tuple[Document, list[Finding]]:
+    """Parse and schema-check one card (runs in a worker process for large memories)."""
+    document = Document.read(card_file.path, card_file)
+    return document, list(schema_findings(document, "card"))
+
+
+def _read_cards(card_files: list[CardFile]) -> list[tuple[Document, list[Finding]]]:
+    workers = os.cpu_count() or 1
+    if len(card_files) < PARALLEL_MIN_CARDS or workers < 2:
+        return [_read_card(card_file) for card_file in card_files]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_read_card, card_files, chunksize=max(1, len(card_files) // (workers * 8))))
 
 
 def load_files(root: Path) -> MemoryFiles:
     memory = Memory(root)
     files = MemoryFiles(root=root)
-    files.cards = [Document.read(card_file.path, card_file) for card_file in memory.card_files()]
+    for document, findings in _read_cards(list(memory.card_files())):
+        files.cards.append(document)
+        files.card_schema_findings.extend(findings)
     if memory.paths.plan.exists():
         files.plan = Document.read(memory.paths.plan)
     files.config = Document.read(memory.paths.config)

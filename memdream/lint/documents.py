@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from memdream import yamlio
+from memdream.lint.findings import Finding
 from memdream.lint.positions import NodeLocator, Position
 from memdream.memory.store import CardFile
 
@@ -56,6 +57,7 @@ class MemoryFiles:
 
     root: Path
     cards: list[Document] = field(default_factory=list)
+    card_schema_findings: list[Finding] = field(default_factory=list)  # found while reading, in parallel
     plan: Document | None = None
     config: Document | None = None
     text_files: list[Path] = field(default_factory=list)  # other tracked text: INDEX.md, audit/*.jsonl

@@ -27,7 +27,7 @@ def _at(document: Document, path: list[str | int], rule: str, message: str, key:
     return Finding(document.path, line, col, rule, message)
 
 
-def _schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
+def schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
     if document.parse_error is not None:
         (line, col), message = document.parse_error
         yield Finding(document.path, line, col, "yaml", message)
@@ -39,14 +39,11 @@ def _schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
 
 def check_schemas(files: MemoryFiles) -> Iterator[Finding]:
     """Invariant 1: every card, the plan and the settings validate against their schema."""
-    for card in files.cards:
-        yield from _schema_findings(card, "card")
+    yield from files.card_schema_findings
     if files.plan is not None:
-        yield from _schema_findings(files.plan, "plan")
-    if files.config is not None and files.config.data is not None:
-        yield from _schema_findings(files.config, "config")
-    elif files.config is not None and files.config.parse_error is not None:
-        yield from _schema_findings(files.config, "config")
+        yield from schema_findings(files.plan, "plan")
+    if files.config is not None and (files.config.data is not None or files.config.parse_error is not None):
+        yield from schema_findings(files.config, "config")
 
 
 def _card_id(document: Document) -> str | None:

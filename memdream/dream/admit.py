@@ -1,0 +1,115 @@
+"""Admit: not everything becomes memory.
+
+A new fact key becomes a card only when its admission score is high enough:
+
+    U = value · (1 − observable) / size − λ · retrieval_cost
+
+- value: reuse signals: sessions beyond the first that mention the key, +2 when a tool, the user
+  or an outcome verified it, +1 per piece of user feedback;
+- observable: the share of sessions in which a tool read the attribute (state the agent can
+  look up again costs nothing to forget);
+- size: the statement's length in units of 100 bytes;
+- retrieval_cost: the number of active cards (each new card makes every recall a bit harder).
+
+Volatile state (the value changes in most observations) and observable state (a tool reads it
+in most sessions) are never admitted, and cards that turn out to be such state are archived.
+Keys that are not admitted keep their evidence, pending, for a later dream to reconsider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation
+from memdream.dream.verify import Proposal, finish_versions, materialize, statement_for
+
+MAX_PENDING = 50
+MIN_SESSIONS = 3  # observability needs a few sessions to mean anything
+MIN_CHANGES = 2  # one change is an update (an upgrade, a move), not a volatile state
+
+
+@dataclass(frozen=True)
+class Admission:
+    admitted: bool
+    score: float
+    reason: str
+
+
+def volatility(stats: KeyStats) -> float:
+    """The share of tool readings whose value differs from the reading before."""
+    if stats.changes < MIN_CHANGES:
+        return 0.0
+    return stats.changes / (stats.observations - 1)
+
+
+def observable(stats: KeyStats, sessions_total: int) -> float:
+    """The share of all sessions in which a tool read the attribute."""
+    if len(stats.tool_sessions) < MIN_SESSIONS or sessions_total == 0:
+        return 0.0
+    return len(stats.tool_sessions) / sessions_total
+
+
+def state_reason(ctx: DreamContext, stats: KeyStats) -> str | None:
+    """Why this key is state rather than memory, or None."""
+    changing = volatility(stats)
+    if changing > float(ctx.settings.get("dream.admit.volatility_threshold")):
+        return f"volatile: the value changed in {stats.changes} of {stats.observations - 1} readings"
+    share = observable(stats, len(ctx.sessions_seen))
+    if share > float(ctx.settings.get("dream.admit.observable_session_share")):
+        return f"observable: a tool read it in {len(stats.tool_sessions)} of {len(ctx.sessions_seen)} sessions"
+    return None
+
+
+def assess(ctx: DreamContext, proposal: Proposal, active_cards: int) -> Admission:
+    stats = ctx.key_stats.get(proposal.key, KeyStats())
+    reason = state_reason(ctx, stats)
+    if reason is not None:
+        return Admission(False, 0.0, reason.split(":")[0])
+    pieces = [piece for version in proposal.versions for piece in version.supports]
+    verified = any(piece.strong for piece in pieces)
+    feedback = sum(1 for piece in pieces if piece.kind == "feedback")
+    value = (len(stats.sessions) - 1) + 2 * verified + feedback
+    share = observable(stats, len(ctx.sessions_seen))
+    current = proposal.active[0].value if proposal.active else ""
+    size = max(1.0, len(statement_for(*proposal.names, current).encode("utf-8")) / 100)
+    score = value * (1 - share) / size - float(ctx.settings.get("dream.admit.retrieval_cost_lambda")) * active_cards
+    admitted = score >= float(ctx.settings.get("dream.admit.min_score"))
+    return Admission(admitted, round(score, 4), "admitted" if admitted else "no reuse signal")
+
+
+def _keep_pending(ctx: DreamContext, key: FactKey, proposal: Proposal) -> None:
+    stats = ctx.key_stats.setdefault(key, KeyStats())
+    pieces = {piece.ref: piece for piece in [*stats.pending, *ctx.pieces.get(key, [])]}
+    stats.pending = sorted(pieces.values(), key=lambda p: (p.ts, p.ref))[-MAX_PENDING:]
+
+
+def _retire_state_cards(ctx: DreamContext) -> None:
+    """Cards whose key proved to be volatile or observable state go to the archive."""
+    for key, cards in sorted(ctx.cards_by_key().items()):
+        if key not in ctx.pieces or key not in ctx.key_stats:
+            continue
+        reason = state_reason(ctx, ctx.key_stats[key])
+        if reason is None:
+            continue
+        for card in cards:
+            before = card.confidence
+            card.status, card.updated_at = "archived", ctx.now
+            ctx.record(Operation("archive", card.id, f"not memory: {reason}",
+                                 [e.ref for e in card.evidence[-3:]], before, card.confidence))
+
+
+def run(ctx: DreamContext) -> None:
+    _retire_state_cards(ctx)
+    active = len(ctx.active_cards())
+    for key in sorted(ctx.proposals):
+        proposal: Proposal = ctx.proposals[key]
+        admission = assess(ctx, proposal, active)
+        if not admission.admitted:
+            ctx.not_admitted[admission.reason] = ctx.not_admitted.get(admission.reason, 0) + 1
+            _keep_pending(ctx, key, proposal)
+            continue
+        materialize(ctx, proposal)
+        finish_versions(ctx, proposal)
+        if key in ctx.key_stats:
+            ctx.key_stats[key].pending = []
+        active += 1

@@ -1,0 +1,116 @@
+"""Extract candidates: evidence pieces per fact key, and plan events.
+
+- a ``note`` or ``message`` with a ``fact`` is what the agent believed (weak);
+- a successful ``tool_result`` with a ``fact`` is an observation (strong); a failed one observes nothing;
+- ``feedback`` with a ``fact`` is the user's correction (strong); ``confirm``/``reject`` of an event
+  or a card supports or contradicts that event's value;
+- an ``outcome`` with a ``fact`` is strong;
+- text tagged untrusted-instruction never becomes evidence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memdream.dream.model import DreamContext, FactKey, KeyStats, Piece, normalize_value
+from memdream.ingest.salience import UNTRUSTED
+from memdream.memory.raw import canonical_json, event_hash, event_ref
+
+_KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observation",
+                  "feedback": "feedback", "outcome": "outcome", "goal": "note", "plan": "note"}
+
+
+def _piece(event: dict[str, Any], key_value: str, stance: str, kind: str) -> Piece:
+    return Piece(
+        ref=event_ref(event["session"], event["id"]), session=event["session"], ts=event["ts"], kind=kind,
+        stance=stance, value=key_value, hash=event_hash(canonical_json(event)),
+        tool_read=kind == "observation",
+    )
+
+
+class _Targets:
+    """What a feedback event's ``target`` names: an event of this batch, a cited event, or a card."""
+
+    def __init__(self, ctx: DreamContext) -> None:
+        self.ctx = ctx
+        self.batch: dict[tuple[str, str], tuple[FactKey, str]] = {}
+        self._cited: dict[str, tuple[FactKey, str]] | None = None
+
+    def remember(self, event: dict[str, Any], key: FactKey, value: str) -> None:
+        self.batch[(event["session"], event["id"])] = (key, value)
+
+    def lookup(self, session: str, target: str) -> tuple[FactKey, str] | None:
+        found = self.batch.get((session, target))
+        if found is not None:
+            return found
+        card = self.ctx.cards.get(target)
+        if card is not None and card.attribute is not None and card.value is not None:
+            return FactKey.of(card.subject, card.attribute), card.value
+        if self._cited is None:  # built once, only when feedback names an older event
+            self._cited = {
+                evidence.ref: (FactKey.of(card.subject, card.attribute), card.value)
+                for card in self.ctx.cards.values() if card.attribute is not None and card.value is not None
+                for evidence in card.evidence if evidence.stance == "supports"
+            }
+        return self._cited.get(event_ref(session, target))
+
+
+def _add(ctx: DreamContext, key: FactKey, names: tuple[str, str], piece: Piece) -> None:
+    ctx.pieces.setdefault(key, []).append(piece)
+    ctx.key_names.setdefault(key, names)
+
+
+def _facts(ctx: DreamContext, event: dict[str, Any], targets: _Targets) -> None:
+    kind = event["kind"]
+    if UNTRUSTED in event.get("tags", ()):
+        return
+    fact = event.get("fact")
+    if isinstance(fact, dict) and not (kind == "tool_result" and event.get("ok") is False):
+        key = FactKey.of(fact["subject"], fact["attribute"])
+        piece = _piece(event, fact["value"], "supports", _KIND_OF_EVENT.get(kind, "note"))
+        _add(ctx, key, (fact["subject"].strip(), fact["attribute"].strip()), piece)
+        targets.remember(event, key, fact["value"])
+    if kind == "feedback" and event.get("target") and event.get("verdict") in ("confirm", "reject", "correct"):
+        found = targets.lookup(event["session"], event["target"])
+        if found is None:
+            return
+        key, value = found
+        corrected = isinstance(fact, dict) and normalize_value(fact["value"]) != normalize_value(value)
+        if event["verdict"] == "confirm" and not corrected:
+            _add(ctx, key, (key.subject, key.attribute), _piece(event, value, "supports", "feedback"))
+        elif event["verdict"] in ("reject", "correct") or corrected:
+            _add(ctx, key, (key.subject, key.attribute), _piece(event, value, "contradicts", "feedback"))
+
+
+def _update_stats(ctx: DreamContext) -> None:
+    """Fold the new evidence into each key's running statistics (for admission). Volatility
+    counts tool readings only: notes that disagree are a conflict, not a changing state."""
+    for key, pieces in ctx.pieces.items():
+        stats = ctx.key_stats.setdefault(key, KeyStats())
+        for piece in sorted(pieces, key=lambda item: (item.ts, item.ref)):
+            if piece.stance != "supports" or piece.value is None:
+                continue
+            if piece.session not in stats.sessions:
+                stats.sessions.append(piece.session)
+            if not piece.tool_read:
+                continue
+            stats.observations += 1
+            if stats.last_value is not None and normalize_value(stats.last_value) != normalize_value(piece.value):
+                stats.changes += 1
+            stats.last_value = piece.value
+            if piece.session not in stats.tool_sessions:
+                stats.tool_sessions.append(piece.session)
+
+
+def run(ctx: DreamContext) -> None:
+    targets = _Targets(ctx)
+    for event in ctx.events:
+        ctx.sessions_seen.add(event["session"])
+    for episode in ctx.episodes:
+        if not episode.selected:
+            continue
+        for event in episode.events:
+            _facts(ctx, event, targets)
+            if event["kind"] in ("plan", "goal") or (event["kind"] == "outcome" and event.get("ok")):
+                ctx.plan_events.append(event)
+    _update_stats(ctx)

@@ -1,0 +1,85 @@
+"""Merge: one source of truth.
+
+Before verification, new fact keys that are a near-duplicate spelling of a known key in the
+same subject ('base-url' / 'base-urls') are folded into it. After verification, active cards
+of one subject whose statements say the same thing in other words are merged into the older
+card with the union of their evidence; the other is archived as superseded by it. Comparisons
+are blocked by subject, so cost grows with the largest subject, not with the memory.
+"""
+
+from __future__ import annotations
+
+from memdream.dream.model import DreamContext, FactKey, Operation
+from memdream.memory.card import Card
+
+
+def _threshold(ctx: DreamContext) -> float:
+    return float(ctx.settings.get("dream.merge.similarity_threshold"))
+
+
+def canonicalize_keys(ctx: DreamContext) -> None:
+    """Move new evidence filed under a near-duplicate attribute to the known spelling."""
+    from rapidfuzz import fuzz
+
+    known: dict[str, list[str]] = {}
+    for key in {*ctx.key_stats, *ctx.cards_by_key()}:
+        known.setdefault(key.subject, []).append(key.attribute)
+    for subject in known:
+        known[subject].sort()
+    for key in sorted(ctx.pieces):
+        candidates = known.get(key.subject, [])
+        if key.attribute in candidates:
+            continue
+        match = next((name for name in candidates if fuzz.ratio(name, key.attribute) >= _threshold(ctx)), None)
+        if match is None:
+            known.setdefault(key.subject, []).append(key.attribute)
+            continue
+        target = FactKey(key.subject, match)
+        ctx.pieces.setdefault(target, []).extend(ctx.pieces.pop(key))
+        names = ctx.key_names.pop(key, None)
+        if names is not None:
+            ctx.key_names.setdefault(target, names)
+
+
+def _union_evidence(keep: Card, drop: Card) -> None:
+    refs = {item.ref for item in keep.evidence}
+    keep.evidence = sorted([*keep.evidence, *(e for e in drop.evidence if e.ref not in refs)],
+                           key=lambda e: (e.ts or "", e.ref))[-25:]
+
+
+def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
+    """Merge near-duplicate active cards in subjects that this run touched."""
+    from rapidfuzz import fuzz
+
+    blocks: dict[tuple[str, str], list[Card]] = {}
+    for card in ctx.active_cards():
+        blocks.setdefault((card.type, FactKey.of(card.subject, "x").subject), []).append(card)
+    for (_, subject), cards in sorted(blocks.items()):
+        if len(cards) < 2 or not any(card.id in touched for card in cards):
+            continue
+        cards.sort(key=lambda card: (card.created_at, card.id))
+        for index, keep in enumerate(cards):
+            if not keep.is_active:
+                continue
+            for drop in cards[index + 1:]:
+                if not drop.is_active or keep.attribute is not None or drop.attribute is not None:
+                    continue  # one card per fact key is verify's job; conflicting cards stay apart
+                if fuzz.token_set_ratio(keep.statement, drop.statement) < _threshold(ctx):
+                    continue
+                before = keep.confidence
+                _union_evidence(keep, drop)
+                keep.confidence = max(keep.confidence, drop.confidence)
+                keep.updated_at = drop.updated_at = ctx.now
+                drop.status, drop.superseded_by = "superseded", sorted({*drop.superseded_by, keep.id})
+                keep.supersedes = sorted({*keep.supersedes, drop.id})
+                ctx.record(Operation("merge", keep.id, f"same statement as {drop.id} in other words",
+                                     [e.ref for e in drop.evidence[-3:]], before, keep.confidence,
+                                     cards=[drop.id]))
+
+
+def run_keys(ctx: DreamContext) -> None:
+    canonicalize_keys(ctx)
+
+
+def run_statements(ctx: DreamContext) -> None:
+    merge_statements(ctx, {operation.card for operation in ctx.ops})

@@ -1,0 +1,173 @@
+"""What the dream stages share: evidence pieces, episodes, operations and the run's context."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdream.memory.card import Card, Evidence
+from memdream.memory.plan import Plan
+from memdream.memory.settings import Settings
+
+# How much one piece of evidence is worth, by kind. Tool observations, user feedback and
+# outcomes are external verification ("strong"); what the agent noted or said is not.
+WEIGHT = {"observation": 0.6, "feedback": 0.7, "outcome": 0.6, "note": 0.3, "message": 0.2, "plan": 0.2}
+STRONG = frozenset({"observation", "feedback", "outcome"})
+
+_SEPARATORS = re.compile(r"[\s_]+")
+
+
+def normalize_name(text: str) -> str:
+    """Subjects and attributes compare case-insensitively with spaces/underscores as hyphens."""
+    return _SEPARATORS.sub("-", text.strip().lower()).strip("-")
+
+
+def normalize_value(text: str) -> str:
+    """Values that differ only in case, spacing or trailing punctuation are the same value."""
+    return " ".join(text.strip().lower().split()).rstrip(" ./")
+
+
+@dataclass(frozen=True, order=True)
+class FactKey:
+    subject: str
+    attribute: str
+
+    @classmethod
+    def of(cls, subject: str, attribute: str) -> FactKey:
+        return cls(normalize_name(subject), normalize_name(attribute))
+
+    def __str__(self) -> str:
+        return f"({self.subject}, {self.attribute})"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One piece of evidence about one fact key: an event supporting or contradicting a value."""
+
+    ref: str
+    session: str
+    ts: str
+    kind: str
+    stance: str
+    value: str | None
+    hash: str | None = None
+    tool_read: bool = False  # a tool read this attribute: the state is observable
+
+    @property
+    def strong(self) -> bool:
+        return self.kind in STRONG
+
+    @property
+    def weight(self) -> float:
+        return WEIGHT.get(self.kind, 0.2)
+
+    def evidence(self, stance: str | None = None) -> Evidence:
+        return Evidence(ref=self.ref, stance=stance or self.stance, hash=self.hash, kind=self.kind, ts=self.ts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if value not in (None, False)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Piece:
+        return cls(**data)
+
+
+@dataclass
+class Episode:
+    """A segment of one session's trace (as tagged by ingest), the unit that selection ranks."""
+
+    session: str
+    number: int
+    events: list[dict[str, Any]]
+    importance: float = 0.0
+    selected: bool = True
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.session, self.number)
+
+
+@dataclass
+class Operation:
+    """One line of the audit file."""
+
+    op: str  # add, update, merge, supersede, archive, demote, conflict
+    card: str
+    reason: str
+    evidence: list[str] = field(default_factory=list)
+    confidence_before: float | None = None
+    confidence_after: float | None = None
+    cards: list[str] = field(default_factory=list)
+
+    def to_dict(self, run_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = {"run": run_id, "op": self.op, "card": self.card}
+        if self.cards:
+            data["cards"] = self.cards
+        data.update(reason=self.reason, evidence=self.evidence,
+                    confidence_before=self.confidence_before, confidence_after=self.confidence_after)
+        return data
+
+
+@dataclass
+class KeyStats:
+    """What dream remembers about a fact key between runs, card or not (for admission)."""
+
+    observations: int = 0
+    changes: int = 0
+    last_value: str | None = None
+    sessions: list[str] = field(default_factory=list)  # sessions that mention the key
+    tool_sessions: list[str] = field(default_factory=list)  # sessions in which a tool read it
+    pending: list[Piece] = field(default_factory=list)  # evidence of a key that is not (yet) a card
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "observations": self.observations, "changes": self.changes, "last_value": self.last_value,
+            "sessions": self.sessions, "tool_sessions": self.tool_sessions,
+            "pending": [piece.to_dict() for piece in self.pending],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> KeyStats:
+        return cls(
+            observations=data["observations"], changes=data["changes"], last_value=data.get("last_value"),
+            sessions=list(data["sessions"]), tool_sessions=list(data["tool_sessions"]),
+            pending=[Piece.from_dict(item) for item in data.get("pending", [])],
+        )
+
+
+@dataclass
+class DreamContext:
+    """Everything one dream run reads and changes, in memory. Stages mutate it; nothing else."""
+
+    now: str
+    run_id: str
+    settings: Settings
+    cards: dict[str, Card]  # every card, active and archived, by id
+    plan: Plan
+    events: list[dict[str, Any]]  # the new (unconsumed) events, in stored order
+    key_stats: dict[FactKey, KeyStats]
+    sessions_seen: set[str]
+    episodes: list[Episode] = field(default_factory=list)
+    pieces: dict[FactKey, list[Piece]] = field(default_factory=dict)  # new evidence per key
+    key_names: dict[FactKey, tuple[str, str]] = field(default_factory=dict)  # display subject/attribute
+    plan_events: list[dict[str, Any]] = field(default_factory=list)
+    proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (verify.Proposal)
+    not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory
+    recent_ops: list[dict[str, Any]] = field(default_factory=list)  # earlier runs' audit lines, for INDEX.md
+    ops: list[Operation] = field(default_factory=list)
+    index_text: str = ""
+    skipped_episodes: int = 0
+
+    def active_cards(self) -> list[Card]:
+        return [card for card in self.cards.values() if card.is_active]
+
+    def cards_by_key(self) -> dict[FactKey, list[Card]]:
+        found: dict[FactKey, list[Card]] = {}
+        for card in self.cards.values():
+            if card.is_active and card.attribute is not None:
+                found.setdefault(FactKey.of(card.subject, card.attribute), []).append(card)
+        return found
+
+    def record(self, operation: Operation) -> None:
+        self.ops.append(operation)

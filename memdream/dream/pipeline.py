@@ -1,0 +1,307 @@
+"""The dream run: lock, recover, select new events, run the stages, write, commit once.
+
+Crash safety: the run writes a journal before touching tracked files and commits last; a run
+that finds a journal without its commit puts the tracked files back as HEAD has them, so a
+kill -9 at any point leaves the memory at its last commit, and the checkpoint (advanced only
+after the commit) makes the next dream pick up the same events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdream import gitops, yamlio
+from memdream.clock import now_iso, parse_timestamp
+from memdream.dream import admit, decay, extract, index, merge, plan, propagate, select, verify
+from memdream.dream import state as state_mod
+from memdream.dream.metrics import Metrics, measure
+from memdream.dream.model import DreamContext
+from memdream.errors import GitError, InvalidMemory
+from memdream.memory.card import Card
+from memdream.memory.cardcache import load_cards
+from memdream.memory.lock import writer_lock
+from memdream.memory.paths import AUDIT_DIR, CARDS_DIR, ARCHIVE_DIR, INDEX_FILE, PLAN_FILE
+from memdream.memory.raw import RawLayer
+from memdream.memory.store import Memory
+
+TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
+Stage = Callable[[DreamContext], None]
+# Order matters: corrections (verify) come before additions (admit).
+STAGES: dict[str, Stage] = {
+    "select": select.run,
+    "extract": extract.run,
+    "merge-keys": merge.run_keys,
+    "verify": verify.run,
+    "admit": admit.run,
+    "merge": merge.run_statements,
+    "propagate": propagate.run,
+    "decay": decay.run,
+    "plan": plan.run,
+    "index": index.run,
+}
+# Audit order: corrections first, then additions, then housekeeping.
+OP_ORDER = {"supersede": 0, "conflict": 1, "demote": 2, "update": 3, "add": 4, "merge": 5, "archive": 6}
+
+
+@dataclass
+class FileChange:
+    path: str  # relative to the memory root
+    action: str  # "write" or "delete"
+    text: str = ""
+
+
+@dataclass
+class DreamReport:
+    run_id: str
+    dry_run: bool
+    consumed: tuple[int, int] | None = None
+    events: int = 0
+    episodes: int = 0
+    skipped_episodes: int = 0
+    missing_segments: list[str] = field(default_factory=list)
+    operations: list[dict[str, Any]] = field(default_factory=list)
+    not_admitted: dict[str, int] = field(default_factory=dict)
+    changes: list[FileChange] = field(default_factory=list)
+    before: Metrics = field(default_factory=Metrics)
+    after: Metrics = field(default_factory=Metrics)
+    commit: str | None = None
+    recovered: bool = False
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(item["op"] for item in self.operations))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run_id, "dry_run": self.dry_run, "commit": self.commit,
+            "consumed_segments": list(self.consumed) if self.consumed else None,
+            "events": self.events, "episodes": self.episodes, "skipped_episodes": self.skipped_episodes,
+            "missing_segments": self.missing_segments, "operations": self.operations, "counts": self.counts,
+            "not_admitted": self.not_admitted,
+            "changes": [{"path": change.path, "action": change.action} for change in self.changes],
+            "before": self.before.to_dict(), "after": self.after.to_dict(), "recovered": self.recovered,
+        }
+
+
+def _lock_wait() -> float:
+    try:
+        return float(os.environ.get("MEMDREAM_LOCK_WAIT", "10"))
+    except ValueError:
+        return 10.0
+
+
+def _journal(memory: Memory) -> Path:
+    return memory.paths.state / "dream" / "journal.json"
+
+
+def _recover(memory: Memory) -> bool:
+    """Finish or undo a run that was killed; True when something had to be done."""
+    journal = _journal(memory)
+    if not journal.exists():
+        return False
+    run_id = json.loads(journal.read_text(encoding="utf-8")).get("run", "")
+    message = gitops.last_message_matching(memory.root, f"^Memdream-Run: {run_id}$") if run_id else None
+    if message is None:
+        gitops.restore_paths(memory.root, TRACKED)
+    # Either way the local state may not match HEAD any more: rebuild it from git and raw/.
+    state_mod.state_path(memory.paths.state).unlink(missing_ok=True)
+    journal.unlink()
+    return True
+
+
+def _require_clean(memory: Memory) -> None:
+    if not gitops.is_repo(memory.root):
+        raise GitError(f"{memory.root} is not a git repository (create memories with `memdream init`)")
+    dirty = gitops.status_paths(memory.root, [*TRACKED, "memdream.yaml"])
+    if dirty:
+        more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+        raise GitError(f"uncommitted changes in {dirty[0]}{more}: commit or stash them before dreaming")
+
+
+def _segment_number(name: str) -> int:
+    stem = name.split(".")[0]
+    return int(stem) if stem.isdigit() else 0
+
+
+def _read_events(raw: RawLayer, names: list[str], report: DreamReport) -> list[dict[str, Any]]:
+    present = [name for name in names if raw.segment_path(name).exists()]
+    report.missing_segments = [name for name in names if name not in present]
+    return [event for _, event in raw.iter_events(present)]
+
+
+def _load_state(memory: Memory, raw: RawLayer, cards: dict[str, Card], settings: Any) -> state_mod.DreamState:
+    loaded = state_mod.load(memory.paths.state)
+    if loaded is not None:
+        return loaded
+    rebuilt = state_mod.DreamState(consumed=state_mod.consumed_from_git(memory.root), rebuilt=True)
+    names = [r.segment for r in raw.manifest() if _segment_number(r.segment) <= rebuilt.consumed]
+    events = [event for _, event in raw.iter_events([n for n in names if raw.segment_path(n).exists()])]
+    if events:  # replay selection and extraction only: the statistics admission needs
+        replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards,
+                              plan=None, events=events, key_stats={}, sessions_seen=set())  # type: ignore[arg-type]
+        select.run(replay)
+        extract.run(replay)
+        known = verify.refs_by_key(replay)
+        for key, pieces in replay.pieces.items():
+            replay.key_stats[key].pending = [p for p in pieces if p.ref not in known.get(key, set())][-50:]
+        rebuilt.key_stats, rebuilt.sessions_seen = replay.key_stats, replay.sessions_seen
+    return rebuilt
+
+
+def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
+    files = sorted(memory.paths.audit.glob("*.jsonl"))[-3:] if memory.paths.audit.is_dir() else []
+    lines: list[dict[str, Any]] = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    lines.append(json.loads(line))
+                except ValueError:
+                    continue
+    return lines[-index.MAX_RECENT:]
+
+
+def _run_id(now: str, consumed: tuple[int, int] | None, events: int) -> str:
+    stamp = parse_timestamp(now).strftime("%Y-%m-%dT%H-%M-%SZ")
+    digest = hashlib.sha256(f"{consumed}|{events}".encode()).hexdigest()[:4]
+    return f"{stamp}-{digest}"
+
+
+def dream(memory: Memory, dry_run: bool = False) -> DreamReport:
+    """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed."""
+    with writer_lock(memory.paths.state, wait_seconds=_lock_wait()):
+        recovered = False if dry_run else _recover(memory)
+        _require_clean(memory)
+        return _dream_locked(memory, dry_run, recovered)
+
+
+def _dream_locked(memory: Memory, dry_run: bool, recovered: bool) -> DreamReport:
+    now = now_iso()
+    settings = memory.settings
+    cached = load_cards(memory)
+    cards = {item.card.id: item.card for item in cached}
+    if len(cards) != len(cached):
+        raise InvalidMemory("two card files share one id (run `memdream lint`)")
+    before = {item.card.id: (item.card.to_dict(), item.file.path) for item in cached}
+    sizes = {item.card.id: item.file.path.stat().st_size for item in cached}
+    raw = RawLayer(memory.paths)
+    state = _load_state(memory, raw, {card_id: Card.from_dict(data) for card_id, (data, _) in before.items()},
+                        settings)
+    new = [r.segment for r in raw.manifest() if _segment_number(r.segment) > state.consumed]
+    consumed = (_segment_number(new[0]), _segment_number(new[-1])) if new else None
+    report = DreamReport(run_id="", dry_run=dry_run, consumed=consumed, recovered=recovered)
+    events = _read_events(raw, new, report)
+    report.run_id = _run_id(now, consumed, len(events))
+    ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
+                       events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
+                       recent_ops=_recent_ops(memory))
+    plan_before = ctx.plan.to_dict()
+    fixed = _fixed_files(memory)
+    report.before = measure(((card, sizes[card.id]) for card in cards.values()), *fixed)
+    for stage in STAGES.values():
+        stage(ctx)
+    ctx.ops.sort(key=lambda operation: OP_ORDER.get(operation.op, 9))
+    report.events, report.episodes, report.skipped_episodes = len(events), len(ctx.episodes), ctx.skipped_episodes
+    report.not_admitted = dict(sorted(ctx.not_admitted.items()))
+    report.operations = [operation.to_dict(report.run_id) for operation in ctx.ops]
+    report.changes = _changes(memory, ctx, before, plan_before)
+    report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
+    if dry_run:
+        return report
+    if report.changes:
+        report.commit = _write_and_commit(memory, ctx, report)
+    if consumed is not None:
+        state.consumed = consumed[1]
+    if consumed is not None or state.rebuilt or report.commit:
+        state_mod.save(memory.paths.state, state)
+    _journal(memory).unlink(missing_ok=True)
+    return report
+
+
+def _fixed_files(memory: Memory) -> tuple[int, int]:
+    files = [memory.paths.plan, memory.paths.index]
+    present = [path for path in files if path.exists()]
+    return sum(path.stat().st_size for path in present), len(present)
+
+
+def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str, Any], Path]],
+             plan_before: dict[str, Any]) -> list[FileChange]:
+    changes: list[FileChange] = []
+    for card_id, card in sorted(ctx.cards.items()):
+        target = memory.paths.card_file(card.type, card_id, archived=not card.is_active)
+        old = before.get(card_id)
+        data = card.to_dict()
+        if old is not None and old[0] == data and old[1] == target:
+            continue
+        changes.append(FileChange(memory.paths.relative(target), "write", yamlio.dumps(data)))
+        if old is not None and old[1] != target:
+            changes.append(FileChange(memory.paths.relative(old[1]), "delete"))
+    if ctx.plan.to_dict() != plan_before:
+        changes.append(FileChange(PLAN_FILE, "write", yamlio.dumps(ctx.plan.to_dict())))
+    if changes or ctx.ops:
+        index_path = memory.paths.index
+        current = index_path.read_text(encoding="utf-8") if index_path.exists() else ""
+        if current != ctx.index_text:
+            changes.append(FileChange(INDEX_FILE, "write", ctx.index_text))
+    if ctx.ops:
+        audit = "".join(json.dumps(op.to_dict(ctx.run_id), ensure_ascii=False) + "\n" for op in ctx.ops)
+        changes.append(FileChange(f"{AUDIT_DIR}/{ctx.run_id}.jsonl", "write", audit))
+    return changes
+
+
+def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange], sizes: dict[str, int],
+                   fixed: tuple[int, int]) -> Metrics:
+    written = {change.path: len(change.text.encode("utf-8")) for change in changes if change.action == "write"}
+    measured = []
+    for card_id, card in ctx.cards.items():
+        path = memory.paths.relative(memory.paths.card_file(card.type, card_id, archived=not card.is_active))
+        measured.append((card, written.get(path, sizes.get(card_id, 0))))
+    fixed_bytes = 0
+    for name, path in ((PLAN_FILE, memory.paths.plan), (INDEX_FILE, memory.paths.index)):
+        fixed_bytes += written.get(name, path.stat().st_size if path.exists() else 0)
+    return measure(measured, fixed_bytes, fixed[1])
+
+
+def _summary(report: DreamReport) -> str:
+    counts = report.counts
+    words = {"add": "added", "update": "updated", "supersede": "superseded", "merge": "merged",
+             "archive": "archived", "demote": "demoted", "conflict": "in conflict"}
+    parts = [f"{counts[op]} {words[op]}" for op in OP_ORDER if counts.get(op)]
+    return "memdream dream: " + (", ".join(parts) if parts else "plan and index")
+
+
+def _body(report: DreamReport) -> str:
+    before, after = report.before, report.after
+    lines = [
+        f"events: {report.events} in {report.episodes} episode(s), {report.skipped_episodes} below budget",
+        f"active cards: {before.active_cards} -> {after.active_cards}",
+        f"bytes: {before.bytes} -> {after.bytes}",
+        f"conflicts: {before.conflicts} -> {after.conflicts}",
+        f"archive: {before.superseded + before.archived} -> {after.superseded + after.archived}",
+    ]
+    if report.not_admitted:
+        lines.append("not admitted: " + ", ".join(f"{n} {why}" for why, n in report.not_admitted.items()))
+    return "\n".join(lines)
+
+
+def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport) -> str:
+    journal = _journal(memory)
+    yamlio.write_atomic(journal, json.dumps({"run": report.run_id, "started": ctx.now}))
+    for change in report.changes:
+        path = memory.root / change.path
+        if change.action == "write":
+            yamlio.write_atomic(path, change.text)
+        else:
+            path.unlink(missing_ok=True)
+    trailers = {"Memdream-Run": report.run_id}
+    if report.consumed is not None:
+        trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)
+        trailers["Memdream-Events"] = str(report.events)
+    return gitops.commit(memory.root, _summary(report), _body(report), trailers, paths=TRACKED)

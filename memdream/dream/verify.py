@@ -1,0 +1,262 @@
+"""Verify and correct — corrections before additions.
+
+For each fact key, all evidence (the cards' own and the new pieces, in time order) is folded
+into versions of the value:
+
+- a new value backed by strong evidence newer than the current value's strong support
+  supersedes it: a new card with ``supersedes``, the old one archived with ``superseded_by``;
+- a new value with only weak evidence against a strongly supported one is recorded as
+  contradicting evidence, nothing more;
+- when neither side has strong evidence both stay, marked ``conflicting``, until strong
+  evidence settles it;
+- a strong rejection (user feedback) of the only value archives it.
+
+Keys that already have cards are corrected here; new keys become proposals that the admit
+stage accepts or keeps pending.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdream.dream.model import DreamContext, FactKey, Operation, Piece
+from memdream.dream.values import confidence, same_value, status_of
+from memdream.memory.card import Card, Evidence
+
+MAX_EVIDENCE = 25  # per card: the newest pieces; confidence saturates long before
+
+
+@dataclass
+class Version:
+    """One value a fact key held, with its evidence; maybe already a card."""
+
+    value: str
+    supports: list[Piece] = field(default_factory=list)
+    against: list[Piece] = field(default_factory=list)
+    card: Card | None = None
+    superseded_by: Version | None = None
+    cause: Piece | None = None  # the piece that superseded or rejected it
+    rejected: bool = False
+
+    def strong_since(self, ts: str) -> bool:
+        return any(piece.strong and piece.ts >= ts for piece in self.supports)
+
+    def latest_strong(self) -> str | None:
+        return max((piece.ts for piece in self.supports if piece.strong), default=None)
+
+
+@dataclass
+class Proposal:
+    """The outcome of the fold for one key: every version, and those still active."""
+
+    key: FactKey
+    names: tuple[str, str]
+    versions: list[Version]
+    active: list[Version]
+
+
+def _pieces_of(card: Card) -> tuple[list[Piece], list[Piece]]:
+    def piece(evidence: Evidence) -> Piece:
+        return Piece(ref=evidence.ref, session=evidence.session, ts=evidence.ts or card.created_at,
+                     kind=evidence.kind or "note", stance=evidence.stance, value=card.value, hash=evidence.hash)
+
+    supports = [piece(item) for item in card.evidence if item.stance == "supports"]
+    against = [piece(item) for item in card.evidence if item.stance == "contradicts"]
+    return supports, against
+
+
+def _find(active: list[Version], value: str | None, threshold: float) -> Version | None:
+    if value is None:
+        return None
+    return next((version for version in active if same_value(version.value, value, threshold)), None)
+
+
+def fold(active: list[Version], pieces: list[Piece], threshold: float) -> list[Version]:
+    """Apply ``pieces`` (time order) to the ``active`` versions; returns every version touched or made."""
+    versions = list(active)
+    for piece in pieces:
+        match = _find(active, piece.value, threshold)
+        if piece.stance == "contradicts":
+            if match is not None:
+                match.against.append(piece)
+                if piece.strong and not match.strong_since(piece.ts):
+                    match.rejected, match.cause = True, piece
+                    active.remove(match)
+            continue
+        if match is not None:
+            match.supports.append(piece)
+            if piece.strong and len(active) > 1:  # strong evidence settles a conflict
+                for other in [version for version in active if version is not match]:
+                    other.superseded_by, other.cause = match, piece
+                active[:] = [match]
+            continue
+        newest_strong = max((v.latest_strong() or "" for v in active), default="")
+        if not active or (piece.strong and piece.ts >= newest_strong):
+            new = Version(piece.value or "", supports=[piece])
+            for old in active:
+                old.superseded_by, old.cause = new, piece
+            active[:] = [new]
+            versions.append(new)
+        elif piece.strong or newest_strong:
+            # An older strong reading, or a weak claim against strong evidence: dissent, recorded.
+            for version in active:
+                version.against.append(piece)
+        else:
+            new = Version(piece.value or "", supports=[piece])
+            active.append(new)
+            versions.append(new)
+    return versions
+
+
+def card_id(prefix: str, key: FactKey, value: str, first_ref: str, taken: set[str] | dict[str, Card]) -> str:
+    """A stable id from what the card is (so re-dreaming the same events yields the same ids)."""
+    digest = hashlib.sha256(f"{key.subject}\x1f{key.attribute}\x1f{value}\x1f{first_ref}".encode()).hexdigest()
+    for length in range(6, len(digest), 2):
+        candidate = f"{prefix}-{digest[:length]}"
+        if candidate not in taken:
+            return candidate
+    raise AssertionError("sha256 ran out of digits")
+
+
+def statement_for(subject: str, attribute: str, value: str) -> str:
+    return f"The {attribute} of {subject} is {value}."
+
+
+def _evidence(version: Version) -> list[Evidence]:
+    items: dict[str, Evidence] = {}
+    for piece in sorted(version.supports, key=lambda p: (p.ts, p.ref)):
+        items.setdefault(piece.ref, piece.evidence("supports"))
+    for piece in sorted(version.against, key=lambda p: (p.ts, p.ref)):
+        items.setdefault(piece.ref, piece.evidence("contradicts"))
+    ordered = sorted(items.values(), key=lambda e: (e.ts or "", e.ref))
+    return ordered[-MAX_EVIDENCE:]
+
+
+def materialize(ctx: DreamContext, proposal: Proposal) -> None:
+    """Turn a proposal into card changes and audit operations."""
+    min_evidence = int(ctx.settings.get("dream.verify.verified_min_evidence"))
+    threshold = float(ctx.settings.get("dream.verify.verified_threshold"))
+    ttl = str(ctx.settings.get("dream.decay.default_ttl"))
+    subject, attribute = proposal.names
+    for version in proposal.versions:
+        before = version.card.confidence if version.card else None
+        conflicting = version in proposal.active and len(proposal.active) > 1
+        status = "conflicting" if conflicting else status_of(version.supports, version.against, min_evidence,
+                                                              threshold)
+        score = confidence(version.supports, version.against)
+        card = version.card
+        if card is None:
+            first = min(version.supports, key=lambda p: (p.ts, p.ref)).ref if version.supports else ""
+            card = Card(
+                id=card_id("f", proposal.key, version.value, first, ctx.cards), type="fact", subject=subject,
+                attribute=attribute, value=version.value, statement=statement_for(subject, attribute, version.value),
+                status=status, confidence=score, evidence=[], created_at=ctx.now, updated_at=ctx.now,
+                ttl_policy=ttl,
+            )
+            ctx.cards[card.id] = card
+            version.card = card
+        card.evidence = _evidence(version)
+        card.confidence, card.status = score, status
+        strong = version.latest_strong()
+        if strong and (card.last_verified_at is None or strong > card.last_verified_at):
+            card.last_verified_at = strong
+        _record(ctx, version, before)
+
+
+def _record(ctx: DreamContext, version: Version, before: float | None) -> None:
+    card = version.card
+    assert card is not None
+    refs = [piece.ref for piece in version.supports[-5:]]
+    if before is None:
+        reason = f"new fact {card.subject}.{card.attribute} = {card.value}"
+        ctx.record(Operation("add", card.id, reason, refs, None, card.confidence))
+    elif card.status == "conflicting":
+        ctx.record(Operation("conflict", card.id, "values diverge and no side has strong evidence", refs,
+                             before, card.confidence))
+    else:
+        ctx.record(Operation("update", card.id, "new evidence", refs, before, card.confidence))
+
+
+def finish_versions(ctx: DreamContext, proposal: Proposal) -> None:
+    """Archive what the fold retired: superseded versions and rejected values."""
+    for version in proposal.versions:
+        card = version.card
+        if card is None or card.status in ("superseded", "archived"):
+            continue
+        cause = version.cause
+        refs = [cause.ref] if cause else []
+        if version.superseded_by is not None and version.superseded_by.card is not None:
+            new = version.superseded_by.card
+            card.status, card.superseded_by = "superseded", sorted({*card.superseded_by, new.id})
+            new.supersedes = sorted({*new.supersedes, card.id})
+            kind = cause.kind if cause else "evidence"
+            ctx.record(Operation("supersede", new.id, f"{card.value!r} replaced by {new.value!r} on {kind} "
+                                 f"evidence", refs, card.confidence, new.confidence, cards=[card.id]))
+        elif version.rejected:
+            card.status = "archived"
+            ctx.record(Operation("archive", card.id, f"{card.value!r} rejected by user feedback", refs,
+                                 card.confidence, card.confidence))
+        else:
+            continue
+        card.updated_at = ctx.now
+
+
+def propose(ctx: DreamContext, key: FactKey, existing: list[Card], known_refs: set[str]) -> Proposal | None:
+    """Fold the key's new evidence into its versions; None when nothing about it is new."""
+    threshold = float(ctx.settings.get("dream.merge.similarity_threshold"))
+    active = []
+    for card in sorted(existing, key=lambda c: c.id):
+        supports, against = _pieces_of(card)
+        active.append(Version(card.value or "", supports=supports, against=against, card=card))
+    pending = ctx.key_stats[key].pending if key in ctx.key_stats and not existing else []
+    fresh = [piece for piece in [*pending, *ctx.pieces.get(key, [])] if piece.ref not in known_refs]
+    if not fresh:
+        return None
+    unique = {(piece.ref, piece.stance): piece for piece in fresh}
+    pieces = sorted(unique.values(), key=lambda p: (p.ts, p.ref, p.stance))
+    versions = fold(active, pieces, threshold)
+    names = (existing[0].subject, existing[0].attribute or key.attribute) if existing else ctx.key_names[key]
+    return Proposal(key, names, versions, active)
+
+
+def refs_by_key(ctx: DreamContext) -> dict[FactKey, set[str]]:
+    found: dict[FactKey, set[str]] = {}
+    for card in ctx.cards.values():
+        if card.attribute is not None:
+            found.setdefault(FactKey.of(card.subject, card.attribute), set()).update(e.ref for e in card.evidence)
+    return found
+
+
+def run(ctx: DreamContext) -> None:
+    """Correct the keys that already have cards; leave proposals for new keys to the admit stage."""
+    by_key = ctx.cards_by_key()
+    known = refs_by_key(ctx)
+    for key in sorted(ctx.pieces):
+        existing = by_key.get(key, [])
+        proposal = propose(ctx, key, existing, known.get(key, set()))
+        if proposal is None:
+            continue
+        if existing:
+            _apply_existing(ctx, proposal, {id(card): card.to_dict() for card in existing})
+        else:
+            ctx.proposals[key] = proposal
+
+
+def _apply_existing(ctx: DreamContext, proposal: Proposal, before: dict[int, dict[str, Any]]) -> None:
+    operations = len(ctx.ops)
+    materialize(ctx, proposal)
+    finish_versions(ctx, proposal)
+    # An existing card whose content did not change needs no update operation.
+    kept = []
+    for operation in ctx.ops[operations:]:
+        card = ctx.cards[operation.card]
+        if operation.op == "update" and before.get(id(card)) == card.to_dict():
+            continue
+        kept.append(operation)
+    del ctx.ops[operations:]
+    ctx.ops.extend(kept)
+    for version in proposal.versions:
+        if version.card is not None and before.get(id(version.card)) not in (None, version.card.to_dict()):
+            version.card.updated_at = ctx.now
