@@ -107,25 +107,49 @@ def check_links(files: MemoryFiles) -> Iterator[Finding]:
                     yield _at(document, [link, index], "dangling-link", f"{link}: no card has id {target!r}")
                 elif target == _card_id(document):
                     yield _at(document, [link, index], "dangling-link", f"{link}: a card cannot name itself")
+    yield from _check_chain(files)
+
+
+def _check_chain(files: MemoryFiles) -> Iterator[Finding]:
+    """The version chain reads the same both ways: A.superseded_by names B iff B.supersedes names A."""
+    by_id: dict[str, Document] = {}
+    for document in files.cards:
+        by_id.setdefault(_known_id(document), document)  # duplicates are unique-id's finding
+    for document in files.cards:
+        card_id = _card_id(document)
+        targets = document.get("superseded_by")
+        if card_id is None or not isinstance(targets, list):
+            continue
+        for index, target in enumerate(targets):
+            successor = by_id.get(target) if isinstance(target, str) else None
+            back = successor.get("supersedes") if successor is not None else None
+            if successor is not None and isinstance(successor.data, dict) and not (isinstance(back, list) and card_id in back):
+                yield _at(document, ["superseded_by", index], "version-chain",
+                          f"superseded_by: {target} does not list {card_id} in its supersedes")
 
 
 def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
-    """Invariant 3: at most one active card per fact key (subject, attribute)."""
-    holder: dict[tuple[str, str], Document] = {}
+    """Invariant 3: at most one active card per fact key (subject, attribute).
+
+    The one exception is an explicit divergence: several cards on one key, all marked
+    ``conflicting``, which recall shows together until evidence settles it.
+    """
+    holders: dict[tuple[str, str], list[Document]] = {}
     for document in files.cards:
         if document.card_file is not None and document.card_file.archived:
             continue  # an archived card with an active status is reported by check_placement
         subject, attribute, status = document.get("subject"), document.get("attribute"), document.get("status")
-        if not (isinstance(subject, str) and isinstance(attribute, str) and status in ACTIVE_STATUSES):
+        if isinstance(subject, str) and isinstance(attribute, str) and status in ACTIVE_STATUSES:
+            holders.setdefault((subject, attribute), []).append(document)
+    for (subject, attribute), documents in holders.items():
+        if len(documents) < 2 or all(document.get("status") == "conflicting" for document in documents):
             continue
-        key = (subject, attribute)
-        if key in holder:
-            other = holder[key]
+        first = documents[0]
+        for document in documents[1:]:
             yield _at(document, ["attribute"], "fact-key",
-                      f"fact key ({subject}, {attribute}) already has an active card: {_card_id(other)} "
-                      f"({other.path.relative_to(files.root).as_posix()})")
-        else:
-            holder[key] = document
+                      f"fact key ({subject}, {attribute}) already has an active card: {_card_id(first)} "
+                      f"({first.path.relative_to(files.root).as_posix()}); only cards marked conflicting "
+                      "may share a key")
 
 
 def check_secrets(files: MemoryFiles) -> Iterator[Finding]:
