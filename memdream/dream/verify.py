@@ -79,7 +79,11 @@ def fold(active: list[Version], pieces: list[Piece], threshold: float) -> list[V
     for piece in pieces:
         match = _find(active, piece.value, threshold)
         if piece.stance == "contradicts":
-            if match is not None:
+            if match is None:  # already retired (a correction's new value came first): keep the record
+                retired = _find([v for v in versions if v not in active], piece.value, threshold)
+                if retired is not None:
+                    retired.against.append(piece)
+            else:
                 match.against.append(piece)
                 if piece.strong and not match.strong_since(piece.ts):
                     match.rejected, match.cause = True, piece
@@ -172,6 +176,8 @@ def _record(ctx: DreamContext, version: Version, before: float | None) -> None:
     if before is None:
         reason = f"new fact {card.subject}.{card.attribute} = {card.value}"
         ctx.record(Operation("add", card.id, reason, refs, None, card.confidence))
+    elif version.superseded_by is not None or version.rejected:
+        return  # the supersede or archive operation tells this card's story
     elif card.status == "conflicting":
         ctx.record(Operation("conflict", card.id, "values diverge and no side has strong evidence", refs,
                              before, card.confidence))
@@ -215,7 +221,9 @@ def propose(ctx: DreamContext, key: FactKey, existing: list[Card], known_refs: s
     if not fresh:
         return None
     unique = {(piece.ref, piece.stance): piece for piece in fresh}
-    pieces = sorted(unique.values(), key=lambda p: (p.ts, p.ref, p.stance))
+    # A correction supports the new value and contradicts the old one in one event: the new value
+    # first, so that the old one is superseded by it rather than merely rejected.
+    pieces = sorted(unique.values(), key=lambda p: (p.ts, p.ref, p.stance != "supports"))
     versions = fold(active, pieces, threshold)
     names = (existing[0].subject, existing[0].attribute or key.attribute) if existing else ctx.key_names[key]
     return Proposal(key, names, versions, active)
