@@ -269,6 +269,16 @@ def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange],
     return measure(measured, fixed_bytes, fixed[1])
 
 
+def _pause_for_tests() -> None:
+    """Crash tests kill the run here, between the file swap and the commit."""
+    marker = os.environ.get("MEMDREAM_TEST_PAUSE_BEFORE_COMMIT")
+    if marker:
+        Path(marker).touch()
+        import time
+
+        time.sleep(60)
+
+
 def _summary(report: DreamReport) -> str:
     counts = report.counts
     words = {"add": "added", "update": "updated", "supersede": "superseded", "merge": "merged",
@@ -300,6 +310,7 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport) ->
             yamlio.write_atomic(path, change.text)
         else:
             path.unlink(missing_ok=True)
+    _pause_for_tests()
     trailers = {"Memdream-Run": report.run_id}
     if report.consumed is not None:
         trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)
