@@ -47,3 +47,35 @@ def build_card_memory(root: Path, count: int, seed: int = 7) -> None:
     for index in range(count):
         card = synthetic_card(index, rng)
         (root / "cards" / folders[card.type] / f"{card.id}.yaml").write_text(yamlio.dumps(card.to_dict()))
+
+
+def synthetic_events(count: int, seed: int = 11) -> list[dict[str, object]]:
+    """``count`` raw events in sessions of 50: messages, tool calls, notes and tool readings of facts
+    from a pool of keys that grows with the log (about one key per 10 events), some feedback."""
+    rng = random.Random(seed)
+    events: list[dict[str, object]] = []
+    keys = max(10, count // 10)
+    for index in range(count):
+        session = f"bench-{index // 50:06d}"
+        minute = index % 50
+        day, hour = divmod(index // 50, 24)
+        ts = f"2026-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{hour:02d}:{minute:02d}:00Z"
+        key = rng.randrange(keys)
+        subject, attribute = f"{_SUBJECTS[key % len(_SUBJECTS)]}-{key // 80}", _ATTRIBUTES[key % len(_ATTRIBUTES)]
+        value = f"v{(key * 7 + (index // 20000)) % 13}"
+        roll = rng.random()
+        event: dict[str, object] = {"session": session, "ts": ts, "id": f"e{index}"}
+        if roll < 0.35:
+            event.update(kind="message", actor="user", text=f"please look at {subject} and its {attribute} again")
+        elif roll < 0.55:
+            event.update(kind="tool_call", tool="shell", args={"cmd": f"inspect {subject}"}, call_id=f"c{index}")
+        elif roll < 0.75:
+            event.update(kind="tool_result", tool="shell", ok=rng.random() > 0.1, text=f"{attribute}: {value}",
+                         fact={"subject": subject, "attribute": attribute, "value": value})
+        elif roll < 0.92:
+            event.update(kind="note", text=f"{subject} {attribute} is {value}",
+                         fact={"subject": subject, "attribute": attribute, "value": value})
+        else:
+            event.update(kind="feedback", verdict="confirm", target=f"e{index - 1}", text="yes")
+        events.append(event)
+    return events

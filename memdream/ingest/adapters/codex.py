@@ -1,0 +1,344 @@
+"""Codex CLI rollout files (``~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``).
+
+Lines are envelopes ``{"timestamp", "type", "payload"}``. Codex records the conversation twice:
+``response_item`` lines are what the model saw (messages, tool calls and their outputs) and
+``event_msg`` lines are what the UI showed (``user_message``, ``agent_message``, turn ends).
+Messages are taken from ``response_item``, the fuller record that every version writes; an
+``event_msg`` message is used only when no ``response_item`` message of that role has the same
+text, so a rollout written without response items still yields its conversation, once.
+Turn ends (``task_complete``, ``turn_aborted``) exist only as ``event_msg``.
+
+The older format (first line a bare ``{id, timestamp, instructions}``, then bare response
+items with no timestamps) is read too; its events inherit the session's timestamp.
+
+Tool calls get ``<call_id>`` as id and their outputs ``<call_id>.out``; other events get none
+and the pipeline derives one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters._common import (
+    Clock,
+    Event,
+    checked,
+    compact,
+    head_lines,
+    load_object,
+    mapping,
+    numbered,
+    parse_arguments,
+    string,
+    text_of,
+)
+
+NAME = "codex"
+
+_ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_TEXT_PARTS = ("input_text", "output_text", "text")
+# User-role messages Codex writes itself: the sandbox description, AGENTS.md, abort notices.
+_CONTEXT_BLOBS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<turn_aborted>",
+    "# AGENTS.md instructions for",
+)
+# The outputs Codex substitutes when the user declines an approval prompt.
+_DECLINED = ("exec command rejected by user", "patch rejected by user")
+_EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
+# Only unmistakable failure openings: a tool that merely prints the word "error" did not fail.
+_FAILURE = re.compile(r"^(?:error:|failed to |execution error|command failed)", re.IGNORECASE)
+_ROLE_ACTOR = {"user": "user", "assistant": "agent"}
+_CUT_FIRST_LINE = re.compile(
+    r'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:' + "|".join(_ENVELOPES) + ')"'
+)
+
+
+@dataclass
+class _State:
+    clock: Clock = field(default_factory=Clock)
+    session: str | None = None
+    context: dict[str, str] | None = None  # the session's cwd etc., for the first event's meta
+    tools: dict[str, str] = field(default_factory=dict)  # call_id -> tool name
+    said: set[tuple[str, str]] = field(default_factory=set)  # (role, text) of response_item messages
+    emitted: set[str] = field(default_factory=set)
+
+
+def sniff(head: str) -> bool:
+    for text, value in head_lines(head, limit=1):
+        if isinstance(value, dict):
+            return _is_envelope(value) or _is_legacy_meta(value)
+        # session_meta can carry the whole system prompt and run past the head: read its opening.
+        return value is None and _CUT_FIRST_LINE.match(text) is not None
+    return False
+
+
+def _is_envelope(line: dict[str, Any]) -> bool:
+    return line.get("type") in _ENVELOPES and isinstance(line.get("payload"), dict) and "timestamp" in line
+
+
+def _is_legacy_meta(line: dict[str, Any]) -> bool:
+    return (
+        "type" not in line
+        and "id" in line
+        and "timestamp" in line
+        and ("instructions" in line or "git" in line)
+    )
+
+
+def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
+    # Read the whole rollout first: whether an event_msg message is a duplicate depends on
+    # response items that can come after it.
+    records = list(_records(lines, ctx))
+    state = _State(said=_response_messages(records))
+    for lineno, kind, payload, ts in records:
+        state.clock.see(ts)
+        for event in _events(kind, payload, state):
+            finished = _finish(event, lineno, ctx, state)
+            if finished is not None:
+                yield finished
+
+
+def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[tuple[int, str, dict[str, Any], Any]]:
+    """Each line as (line number, envelope type, payload, timestamp), in both rollout formats."""
+    first = True
+    for lineno, text in numbered(lines):
+        line = load_object(text, lineno, ctx)
+        if line is None:
+            continue
+        if isinstance(line.get("payload"), dict) and isinstance(line.get("type"), str):
+            # Envelope types this adapter does not know still carry the time.
+            yield lineno, line["type"], line["payload"], line.get("timestamp")
+        elif first and _is_legacy_meta(line):
+            yield lineno, "session_meta", line, line.get("timestamp")
+        elif isinstance(line.get("type"), str):
+            yield lineno, "response_item", line, None  # legacy: a bare response item
+        elif "record_type" not in line:  # legacy {"record_type": "state"} lines are bookkeeping
+            ctx.bad(lineno, "not a Codex rollout line: no 'type'")
+        first = False
+
+
+def _response_messages(records: list[tuple[int, str, dict[str, Any], Any]]) -> set[tuple[str, str]]:
+    return {
+        (string(payload.get("role")) or "", _message_text(payload).strip())
+        for _, kind, payload, _ in records
+        if kind == "response_item" and payload.get("type") == "message"
+    }
+
+
+def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Event | None:
+    ts = state.clock.stamp(None, lineno, ctx)
+    if ts is None:
+        return None
+    # A forked or resumed rollout can replay earlier items; an id is one event.
+    if "id" in event:
+        if event["id"] in state.emitted:
+            return None
+        state.emitted.add(event["id"])
+    finished: Event = {"session": ctx.session_for(state.session), "ts": ts, **event}
+    if state.context:
+        finished["meta"] = state.context
+        state.context = {}
+    return finished if checked(finished, lineno, ctx) else None
+
+
+def _events(kind: str, payload: dict[str, Any], state: _State) -> list[Event]:
+    if kind == "session_meta":
+        _session_meta(payload, state)
+        return []
+    item = string(payload.get("type")) or ""
+    if kind == "response_item":
+        handler = _RESPONSE_ITEMS.get(item)
+    elif kind == "event_msg":
+        handler = _EVENT_MSGS.get(item)
+    else:
+        handler = None  # turn_context, compacted: model settings and summaries, not events
+    return handler(payload, state) if handler is not None else []
+
+
+def _session_meta(payload: dict[str, Any], state: _State) -> None:
+    # A forked rollout repeats its parent's session_meta further down: the first one names the file.
+    state.session = state.session or string(payload.get("id"))
+    if state.clock.last is None:
+        state.clock.see(payload.get("timestamp"))  # legacy rollouts: the only time in the file
+    if state.context is None:
+        git = mapping(payload.get("git"))
+        found = {
+            "cwd": payload.get("cwd"),
+            "git_branch": git.get("branch"),
+            "codex_version": payload.get("cli_version"),
+        }
+        state.context = {key: value for key, value in found.items() if isinstance(value, str) and value}
+
+
+# --- response items ---------------------------------------------------------------------------
+
+
+def _message_text(payload: dict[str, Any]) -> str:
+    return text_of(payload.get("content"), _TEXT_PARTS)
+
+
+def _message(role: Any, text: str) -> list[Event]:
+    actor = _ROLE_ACTOR.get(role) if isinstance(role, str) else None
+    stripped = text.strip()
+    if actor is None or not stripped:
+        return []  # developer and system messages are instructions, not conversation
+    if actor == "user" and stripped.startswith(_CONTEXT_BLOBS):
+        return []
+    return [{"kind": "message", "actor": actor, "text": text}]
+
+
+def _response_message(payload: dict[str, Any], state: _State) -> list[Event]:
+    return _message(payload.get("role"), _message_text(payload))
+
+
+def _call(call_id: Any, tool: Any, args: dict[str, Any], state: _State) -> list[Event]:
+    call_id, tool = string(call_id), string(tool)
+    if call_id and tool:
+        state.tools[call_id] = tool
+    return [
+        compact(
+            {
+                "kind": "tool_call",
+                "id": call_id,
+                "actor": "agent",
+                "tool": tool,
+                "args": args,
+                "call_id": call_id,
+            }
+        )
+    ]
+
+
+def _function_call(payload: dict[str, Any], state: _State) -> list[Event]:
+    return _call(
+        payload.get("call_id"), payload.get("name"), parse_arguments(payload.get("arguments")), state
+    )
+
+
+def _custom_tool_call(payload: dict[str, Any], state: _State) -> list[Event]:
+    # Freeform tools (apply_patch) take raw text, not JSON.
+    raw = payload.get("input")
+    return _call(
+        payload.get("call_id"), payload.get("name"), {"input": raw} if raw is not None else {}, state
+    )
+
+
+def _local_shell_call(payload: dict[str, Any], state: _State) -> list[Event]:
+    action = mapping(payload.get("action"))
+    return _call(payload.get("call_id") or payload.get("id"), "local_shell", action, state)
+
+
+def _web_search_call(payload: dict[str, Any], state: _State) -> list[Event]:
+    return [
+        {"kind": "tool_call", "actor": "agent", "tool": "web_search", "args": mapping(payload.get("action"))}
+    ]
+
+
+def _call_output(payload: dict[str, Any], state: _State) -> list[Event]:
+    call_id = string(payload.get("call_id"))
+    text, ok = _output(payload.get("output"))
+    out_id = f"{call_id}.out" if call_id else None
+    if text.strip().startswith(_DECLINED):
+        # The user declined the approval prompt: their verdict on the call, not a tool failure.
+        return [
+            compact(
+                {"kind": "feedback", "id": out_id, "actor": "user", "verdict": "reject", "target": call_id}
+            )
+        ]
+    result: Event = {
+        "kind": "tool_result",
+        "id": out_id,
+        "actor": "tool",
+        "tool": state.tools.get(call_id or ""),
+        "call_id": call_id,
+        "ok": ok,
+        "text": text,
+        "error": text if ok is False else None,
+    }
+    return [compact(result)]
+
+
+def _output(raw: Any) -> tuple[str, bool | None]:
+    """The output text and whether it succeeded (None when the output does not say)."""
+    success: bool | None = None
+    if isinstance(raw, dict):  # {content, success} as some versions serialize it
+        success = raw.get("success") if isinstance(raw.get("success"), bool) else None
+        raw = raw.get("content", raw.get("output"))
+    if isinstance(raw, list):
+        raw = text_of(raw, _TEXT_PARTS)
+    if not isinstance(raw, str):
+        return ("" if raw is None else json.dumps(raw)), success
+    text, exit_code = _shell_output(raw)
+    if exit_code is not None:
+        return text, exit_code == 0
+    if success is None and _FAILURE.match(text.lstrip()):
+        success = False
+    return text, success
+
+
+def _shell_output(raw: str) -> tuple[str, int | None]:
+    """Shell outputs: ``{"output", "metadata": {"exit_code"}}`` as JSON, or an ``Exit code: N`` header."""
+    if raw.startswith("{"):
+        try:
+            decoded = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            code = mapping(decoded.get("metadata")).get("exit_code")
+            return decoded["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
+    header = _EXIT_CODE.search(raw[:400])
+    return raw, int(header.group(1)) if header else None
+
+
+# --- event messages ---------------------------------------------------------------------------
+
+
+def _ui_message(role: str) -> Callable[[dict[str, Any], _State], list[Event]]:
+    def handle(payload: dict[str, Any], state: _State) -> list[Event]:
+        text = payload.get("message")
+        if not isinstance(text, str) or (role, text.strip()) in state.said:
+            return []
+        return _message(role, text)
+
+    return handle
+
+
+def _task_complete(payload: dict[str, Any], state: _State) -> list[Event]:
+    last = payload.get("last_agent_message")
+    return [compact({"kind": "outcome", "actor": "system", "ok": True, "text": string(last)})]
+
+
+def _turn_aborted(payload: dict[str, Any], state: _State) -> list[Event]:
+    reason = string(payload.get("reason")) or "unknown"
+    text = f"turn aborted: {reason}"
+    if reason == "interrupted":
+        return [{"kind": "feedback", "actor": "user", "verdict": "reject", "text": text}]
+    return [{"kind": "outcome", "actor": "system", "ok": False, "text": text}]
+
+
+_Handler = Callable[[dict[str, Any], _State], list[Event]]
+
+_RESPONSE_ITEMS: dict[str, _Handler] = {
+    "message": _response_message,
+    "function_call": _function_call,
+    "custom_tool_call": _custom_tool_call,
+    "local_shell_call": _local_shell_call,
+    "web_search_call": _web_search_call,
+    "function_call_output": _call_output,
+    "custom_tool_call_output": _call_output,
+    # "reasoning" is absent on purpose: encrypted or summarized thinking, not a record of work.
+}
+
+_EVENT_MSGS: dict[str, _Handler] = {
+    "user_message": _ui_message("user"),
+    "agent_message": _ui_message("assistant"),
+    "task_complete": _task_complete,
+    "turn_aborted": _turn_aborted,
+}

@@ -1,0 +1,86 @@
+"""The memdream JSONL format itself (raw-events.md): checked, completed, passed through.
+
+Each non-blank line is one raw event. The adapter only enforces the contract: the schema,
+unknown fields (an error in strict mode, otherwise kept under ``meta``), ids unique within a
+session, the default actor of each kind, and ``--session``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from memdream import schemas
+from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters._common import Event, checked, head_lines, load_object, numbered
+from memdream.ingest.validate import DEFAULT_ACTOR
+
+NAME = "memdream"
+
+_REQUIRED = ("session", "ts", "kind")
+
+
+def _fields() -> frozenset[str]:
+    properties: dict[str, Any] = schemas.load_schema("raw-event")["properties"]
+    return frozenset(properties)
+
+
+def sniff(head: str) -> bool:
+    """The first line is a JSON object naming a session, a time and a kind."""
+    for text, value in head_lines(head, limit=1):
+        if isinstance(value, dict):
+            return all(key in value for key in _REQUIRED)
+        # A first line longer than the head (a big tool output) is cut: look at its keys' names.
+        return value is None and all(re.search(rf'"{key}"\s*:', text) for key in _REQUIRED)
+    return False
+
+
+def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
+    fields = _fields()
+    used: set[tuple[str, str]] = set()
+    for lineno, text in numbered(lines):
+        record = load_object(text, lineno, ctx)
+        if record is None:
+            continue
+        event = _normalize(record, fields, lineno, ctx)
+        if event is None or not checked(event, lineno, ctx):
+            continue
+        if not _claim_id(event, used, lineno, ctx):
+            continue
+        yield event
+
+
+def _normalize(
+    record: dict[str, Any], fields: frozenset[str], lineno: int, ctx: ParseContext
+) -> Event | None:
+    unknown = sorted(key for key in record if key not in fields)
+    if unknown and ctx.strict:
+        ctx.bad(lineno, f"unknown field '{unknown[0]}'")
+        return None
+    meta = record.get("meta")
+    if unknown and meta is not None and not isinstance(meta, dict):
+        ctx.bad(lineno, "meta: must be an object")
+        return None
+    event = {key: value for key, value in record.items() if key in fields}
+    if unknown:
+        # The writer's own meta wins over a stray top-level field of the same name: it was explicit.
+        event["meta"] = {**{key: record[key] for key in unknown}, **(meta or {})}
+    if ctx.session is not None:
+        event["session"] = ctx.session
+    kind = event.get("kind")
+    if "actor" not in event and isinstance(kind, str) and kind in DEFAULT_ACTOR:
+        event["actor"] = DEFAULT_ACTOR[kind]
+    return event
+
+
+def _claim_id(event: Event, used: set[tuple[str, str]], lineno: int, ctx: ParseContext) -> bool:
+    """Ids address events (``log://session#id``), so a second event may not take one."""
+    if "id" not in event:
+        return True
+    key = (event["session"], event["id"])
+    if key in used:
+        ctx.bad(lineno, f"id: '{event['id']}' is already used in session '{event['session']}'")
+        return False
+    used.add(key)
+    return True

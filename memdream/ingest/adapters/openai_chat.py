@@ -1,0 +1,239 @@
+"""OpenAI chat-completion transcripts: a JSON array of messages, ``{"messages": [...]}``, or JSONL.
+
+The format has no session and usually no times. The session is ``--session`` or the file's
+stem; a message's time is its ``timestamp`` (ISO 8601) or ``created`` (Unix seconds), else the
+last one seen, else ``1970-01-01T00:00:00Z`` plus one second per message index, marked
+``meta.ts_synthetic`` (a file's mtime would change between two ingests of the same file).
+
+Ids are ``m<index>`` by position in the message list, ``m<index>.<n>`` when one message yields
+several events (its text, then each tool call), so re-ingesting the same file gives the same ids.
+System and developer messages are instructions, not conversation, and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters._common import (
+    Event,
+    checked,
+    compact,
+    head_lines,
+    json_error,
+    load_object,
+    mapping,
+    number_ids,
+    numbered,
+    parse_arguments,
+    string,
+    text_of,
+)
+
+NAME = "openai-chat"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SKIPPED_ROLES = ("system", "developer")
+_ROLES = ("user", "assistant", "tool", "function", *_SKIPPED_ROLES)
+_TEXT_PARTS = ("text", "input_text", "output_text")
+_MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
+
+
+@dataclass
+class _State:
+    last_ts: str | None = None
+    tools: dict[str, str] = field(default_factory=dict)  # tool call id -> function name
+
+
+def sniff(head: str) -> bool:
+    start = head.lstrip("\ufeff \t\r\n")
+    if start.startswith("["):
+        return re.match(r"\[\s*\{", start) is not None and '"role"' in start
+    if re.match(r'\{\s*"messages"\s*:', start):
+        return True
+    for text, value in head_lines(start, limit=1):
+        if isinstance(value, dict):
+            return ("role" in value and "session" not in value) or isinstance(value.get("messages"), list)
+        # A pretty-printed or cut object: its first line alone says little; its keys say more.
+        return value is None and text.startswith("{") and '"messages"' in start and '"role"' in start
+    return False
+
+
+def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
+    # A JSON document spans lines, so the whole text is needed before anything can be read.
+    text = "".join(lines).lstrip("\ufeff")
+    messages = _document(text, ctx)
+    if messages is None:
+        messages = _jsonl(text, ctx)
+    state = _State()
+    for index, (lineno, message) in enumerate(messages):
+        yield from _message_events(index, lineno, message, ctx, state)
+
+
+def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
+    """The messages of a whole-document file with their line numbers; None when it is JSONL."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    try:
+        document = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        if stripped.startswith("["):
+            ctx.bad(_line_of(text, text.find(stripped) + exc.pos), json_error(exc))
+            return []
+        return None  # several JSON values, one per line
+    except RecursionError:
+        ctx.bad(1, "not valid JSON: nested too deeply")
+        return []
+    if isinstance(document, list):
+        return _with_lines(text, text.find("["), document)
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        found = _MESSAGES_KEY.search(text)
+        return _with_lines(text, found.end() - 1 if found else -1, document["messages"])
+    if isinstance(document, dict) and "role" in document:
+        return [(1, document)]  # a JSONL file of a single message
+    ctx.bad(1, 'expected a list of chat messages or an object with "messages"')
+    return []
+
+
+def _with_lines(text: str, bracket: int, messages: list[Any]) -> list[tuple[int, Any]]:
+    starts = _element_offsets(text, bracket) if bracket >= 0 else []
+    if len(starts) != len(messages):  # the "messages" key found was not the top-level one
+        return [(1, message) for message in messages]
+    return [(_line_of(text, start), message) for start, message in zip(starts, messages)]
+
+
+def _element_offsets(text: str, bracket: int) -> list[int]:
+    """Where each element of the JSON array opening at ``bracket`` starts, for error line numbers."""
+    decoder = json.JSONDecoder()
+    offsets: list[int] = []
+    position = _skip_space(text, bracket + 1)
+    try:
+        while position < len(text) and text[position] != "]":
+            offsets.append(position)
+            _, end = decoder.raw_decode(text, position)
+            position = _skip_space(text, end)
+            if position < len(text) and text[position] == ",":
+                position = _skip_space(text, position + 1)
+    except (json.JSONDecodeError, RecursionError):
+        return []
+    return offsets
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, max(offset, 0)) + 1
+
+
+def _jsonl(text: str, ctx: ParseContext) -> list[tuple[int, Any]]:
+    messages: list[tuple[int, Any]] = []
+    for lineno, line in numbered(text.splitlines()):
+        message = load_object(line, lineno, ctx)
+        if message is None:
+            continue
+        if "messages" in message and "role" not in message:
+            ctx.bad(lineno, "expected one chat message per line, found a whole conversation")
+            continue
+        messages.append((lineno, message))
+    return messages
+
+
+def _message_events(
+    index: int, lineno: int, message: Any, ctx: ParseContext, state: _State
+) -> Iterator[Event]:
+    if not isinstance(message, dict):
+        ctx.bad(lineno, "message: expected an object")
+        return
+    role = message.get("role")
+    if role not in _ROLES:
+        ctx.bad(lineno, f"role: unknown role {role!r}")
+        return
+    ts, synthetic = _time(index, message, state)
+    drafts = _drafts(message, state)
+    for event in number_ids(f"m{index}", list(enumerate(drafts))):
+        event = {"session": ctx.session_for(None), "ts": ts, **event}
+        if synthetic:
+            event["meta"] = {"ts_synthetic": True}
+        if checked(event, lineno, ctx):
+            yield event
+
+
+def _time(index: int, message: dict[str, Any], state: _State) -> tuple[str, bool]:
+    """The message's own time, else the last one seen, else a synthetic one (flagged)."""
+    own = message.get("timestamp")
+    created = message.get("created")
+    if isinstance(own, str) and own:
+        state.last_ts = own
+    elif isinstance(created, (int, float)) and not isinstance(created, bool):
+        try:
+            state.last_ts = _iso(_EPOCH + timedelta(seconds=created))
+        except (OverflowError, ValueError):
+            pass  # not a plausible Unix time: treat the message as untimed
+    if state.last_ts is not None:
+        return state.last_ts, False
+    return _iso(_EPOCH + timedelta(seconds=index)), True
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _drafts(message: dict[str, Any], state: _State) -> list[Event]:
+    role = message["role"]
+    if role in _SKIPPED_ROLES:
+        return []
+    if role in ("tool", "function"):
+        return [_tool_result(message, state)]
+    text = text_of(message.get("content"), _TEXT_PARTS)
+    speaker = string(message.get("name"))
+    drafts: list[Event] = []
+    if text.strip():
+        actor = "user" if role == "user" else "agent"
+        drafts.append(compact({"kind": "message", "actor": actor, "speaker": speaker, "text": text}))
+    if role == "assistant":
+        drafts.extend(_tool_calls(message, state))
+    return drafts
+
+
+def _tool_calls(message: dict[str, Any], state: _State) -> list[Event]:
+    calls = message.get("tool_calls")
+    calls = [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+    legacy = message.get("function_call")  # the pre-tools API: one call, no id
+    if isinstance(legacy, dict):
+        calls.append({"function": legacy})
+    return [_tool_call(call, state) for call in calls]
+
+
+def _tool_call(call: dict[str, Any], state: _State) -> Event:
+    function = mapping(call.get("function"))
+    name, call_id = string(function.get("name")), string(call.get("id"))
+    if call_id and name:
+        state.tools[call_id] = name
+    arguments = parse_arguments(function.get("arguments"))
+    return compact(
+        {"kind": "tool_call", "actor": "agent", "tool": name, "args": arguments, "call_id": call_id}
+    )
+
+
+def _tool_result(message: dict[str, Any], state: _State) -> Event:
+    call_id, name = string(message.get("tool_call_id")), string(message.get("name"))
+    # Chat transcripts do not say whether a tool succeeded: ok is left out rather than guessed.
+    return compact(
+        {
+            "kind": "tool_result",
+            "actor": "tool",
+            "tool": state.tools.get(call_id or "") or name,
+            "call_id": call_id,
+            "text": text_of(message.get("content"), _TEXT_PARTS),
+        }
+    )
