@@ -6,11 +6,11 @@ MEMDREAM="$(cd "$BIN" && pwd)/memdream"
 DEMO=demo-memory
 export NO_COLOR=1 MEMDREAM_NOW=2026-11-15T03:00:00Z
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+step() { printf '\n== %s\n' "$*"; }
 
-rm -rf "$DEMO"
+rm -rf "$DEMO" "$DEMO-logs"
 cp -R sample-memory "$DEMO"
-rm -rf "$DEMO/logs"
+mv "$DEMO/logs" "$DEMO-logs"
 git -C "$DEMO" init -q -b main
 git -C "$DEMO" add -A
 git -C "$DEMO" -c user.name=memdream -c user.email=memdream@localhost commit -qm "sample memory"
@@ -23,6 +23,23 @@ rm -rf "$DEMO-empty"
 
 step "memdream lint $DEMO"
 "$MEMDREAM" lint "$DEMO"
+
+step "memdream ingest $DEMO-logs (four log formats; secrets redacted before anything is written)"
+"$MEMDREAM" ingest "$DEMO-logs" --memory "$DEMO"
+if grep -rqE 'AKIA[0-9A-Z]{16}|4111 1111 1111 1111' "$DEMO"/raw; then echo "secret found in raw/!"; exit 1; fi
+echo "(checked: no AWS key or card number anywhere under $DEMO/raw)"
+
+step "memdream dream --dry-run (what the dream would change)"
+"$MEMDREAM" dream --dry-run --memory "$DEMO"
+
+step "memdream dream (one audited commit)"
+"$MEMDREAM" dream --memory "$DEMO"
+
+step "git show --stat HEAD (review the dream with git)"
+git -C "$DEMO" --no-pager show --stat --format='%s%n%n%b' HEAD
+
+step "memdream dream again (nothing new: no commit)"
+"$MEMDREAM" dream --memory "$DEMO"
 
 step "memdream cards --memory $DEMO"
 "$MEMDREAM" cards --memory "$DEMO"
@@ -40,4 +57,5 @@ sed -i.bak 's/^confidence: .*/confidence: 1.7/' "$DEMO/cards/facts/$first.yaml" 
 echo "exit status: $status (1 = findings)"
 git -C "$DEMO" checkout -q -- .
 
-printf '\nDemo memory left in %s/ (a git repository: try `git -C %s log`).\n' "$DEMO" "$DEMO"
+rm -rf "$DEMO-logs"
+printf '\nDemo memory left in %s/ (a git repository: try `git -C %s log -p`).\n' "$DEMO" "$DEMO"

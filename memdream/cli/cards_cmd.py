@@ -44,22 +44,26 @@ def cards(
 
 
 def _render_table(found: list[Card]) -> None:
-    from rich.table import Table
-
+    """One line per card; the statement's first line is cut to the terminal width."""
     from memdream.render import stdout_console
 
     console = stdout_console()
     if not found:
         console.print("No cards match.")
         return
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for column in ("id", "type", "status", "conf", "subject", "statement"):
-        table.add_column(column, overflow="fold" if column == "statement" else "ellipsis",
-                         no_wrap=column != "statement")
-    for card in found:
-        key = f"{card.subject}.{card.attribute}" if card.attribute else card.subject
-        table.add_row(card.id, card.type, card.status, f"{card.confidence:.2f}", key, card.statement)
-    console.print(table)
+    keys = [f"{card.subject}.{card.attribute}" if card.attribute else card.subject for card in found]
+    id_width = max(len(card.id) for card in found)
+    key_width = min(28, max(len(key) for key in keys))
+    room = max(30, console.width - id_width - key_width - 31)
+    console.print(f"{'id':<{id_width}}  {'type':<8}  {'status':<11}  conf  {'subject':<{key_width}}  statement",
+                  style="bold")
+    for card, key in zip(found, keys):
+        statement = card.statement.strip().splitlines()[0]
+        if len(statement) > room or "\n" in card.statement.strip():
+            statement = statement[: room - 1] + "…"
+        key = key if len(key) <= key_width else key[: key_width - 1] + "…"
+        console.print(f"{card.id:<{id_width}}  {card.type:<8}  {card.status:<11}  {card.confidence:.2f}  "
+                      f"{key:<{key_width}}  {statement}")
     console.print(f"{len(found)} card(s)", style="dim")
 
 
