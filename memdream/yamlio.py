@@ -19,7 +19,7 @@ _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader that keeps ISO timestamps as strings."""
 
 
@@ -30,7 +30,7 @@ Loader.yaml_implicit_resolvers = {
 }
 
 
-class Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+class Dumper(_BaseDumper):  # type: ignore[misc]
     """Safe dumper: never emits anchors/aliases, literal blocks for multi-line text."""
 
     def ignore_aliases(self, data: Any) -> bool:

@@ -40,7 +40,8 @@ def _render(report: DreamReport) -> None:
     if report.recovered:
         console.print("recovered from an interrupted dream: tracked files restored to the last commit")
     if report.consumed:
-        console.print(f"dreamed {report.events} event(s) from segments {report.consumed[0]:06d}..{report.consumed[1]:06d} "
+        first, last = report.consumed
+        console.print(f"dreamed {report.events} event(s) from segments {first:06d}..{last:06d} "
                       f"in {report.episodes} episode(s)" + (f", {report.skipped_episodes} below budget"
                                                             if report.skipped_episodes else ""))
     for name in report.missing_segments:

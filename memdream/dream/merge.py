@@ -54,7 +54,7 @@ def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
     blocks: dict[tuple[str, str], list[Card]] = {}
     for card in ctx.active_cards():
         blocks.setdefault((card.type, FactKey.of(card.subject, "x").subject), []).append(card)
-    for (_, subject), cards in sorted(blocks.items()):
+    for _, cards in sorted(blocks.items()):
         if len(cards) < 2 or not any(card.id in touched for card in cards):
             continue
         cards.sort(key=lambda card: (card.created_at, card.id))

@@ -27,7 +27,7 @@ from memdream.errors import GitError, InvalidMemory
 from memdream.memory.card import Card
 from memdream.memory.cardcache import load_cards
 from memdream.memory.lock import writer_lock
-from memdream.memory.paths import AUDIT_DIR, CARDS_DIR, ARCHIVE_DIR, INDEX_FILE, PLAN_FILE
+from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
 from memdream.memory.store import Memory
 
@@ -261,8 +261,8 @@ def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange],
     written = {change.path: len(change.text.encode("utf-8")) for change in changes if change.action == "write"}
     measured = []
     for card_id, card in ctx.cards.items():
-        path = memory.paths.relative(memory.paths.card_file(card.type, card_id, archived=not card.is_active))
-        measured.append((card, written.get(path, sizes.get(card_id, 0))))
+        shown = memory.paths.relative(memory.paths.card_file(card.type, card_id, archived=not card.is_active))
+        measured.append((card, written.get(shown, sizes.get(card_id, 0))))
     fixed_bytes = 0
     for name, path in ((PLAN_FILE, memory.paths.plan), (INDEX_FILE, memory.paths.index)):
         fixed_bytes += written.get(name, path.stat().st_size if path.exists() else 0)

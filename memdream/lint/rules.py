@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdream import schemas
+from memdream.errors import MemdreamError
 from memdream.lint.documents import Document, MemoryFiles
 from memdream.lint.findings import Finding
 from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
-from memdream.errors import MemdreamError
 from memdream.memory.card import ACTIVE_STATUSES
 
 if TYPE_CHECKING:
@@ -123,7 +123,8 @@ def _check_chain(files: MemoryFiles) -> Iterator[Finding]:
         for index, target in enumerate(targets):
             successor = by_id.get(target) if isinstance(target, str) else None
             back = successor.get("supersedes") if successor is not None else None
-            if successor is not None and isinstance(successor.data, dict) and not (isinstance(back, list) and card_id in back):
+            linked = isinstance(back, list) and card_id in back
+            if successor is not None and isinstance(successor.data, dict) and not linked:
                 yield _at(document, ["superseded_by", index], "version-chain",
                           f"superseded_by: {target} does not list {card_id} in its supersedes")
 

@@ -32,5 +32,6 @@ def _require(path: Path, source: str) -> Path:
     if not path.is_dir():
         raise MemoryNotFound(f"{source}: {path} is not a folder")
     if not (path / CONFIG_FILE).is_file():
-        raise MemoryNotFound(f"{source}: {path} is not a memdream memory (no {CONFIG_FILE}; run `memdream init {path}`)")
+        raise MemoryNotFound(
+            f"{source}: {path} is not a memdream memory (no {CONFIG_FILE}; run `memdream init {path}`)")
     return path.resolve()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ def build(sessions: int = 6, seed: int = 3) -> list[dict[str, Any]]:
         at = START + timedelta(days=2 * (number - 1))
         tick = iter(range(1000))
 
-        def t() -> datetime:
+        def t(at: datetime = at, tick: Iterator[int] = tick) -> datetime:
             return at + timedelta(minutes=next(tick))
 
         log.add(session, t(), "goal", id="g", goal="ship the nightly export" if number < 5 else
