@@ -186,6 +186,46 @@ def _redactor_for(files: MemoryFiles) -> tuple[Redactor, Finding | None]:
         return Redactor(), _at(config, ["redaction", "extra_patterns"], "config", str(error))
 
 
+def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
+    """Invariant 5: every evidence ref names a raw event that exists, with the hash it cites
+    (only where the raw layer is present: a clone may carry cards without raw events)."""
+    from memdream.memory.paths import MemoryPaths
+    from memdream.memory.raw import RawLayer
+
+    raw = RawLayer(MemoryPaths(files.root))
+    if not raw.present():
+        return
+    stored = raw.keys()
+    for document in [*files.cards, *([files.plan] if files.plan is not None else [])]:
+        for path, ref, digest in _evidence_refs(document):
+            session, _, event_id = ref.removeprefix("log://").rpartition("#")
+            found = stored.get((session, event_id))
+            if found is None:
+                yield _at(document, path, "provenance", f"{ref} names no event in the raw layer")
+            elif digest is not None and digest != found:
+                yield _at(document, [*path[:-1], "hash"], "provenance",
+                          f"hash of {ref} does not match the raw event (the event or the card changed)")
+
+
+def _evidence_refs(document: Document) -> Iterator[tuple[list[str | int], str, str | None]]:
+    """(JSON path, ref, cited hash) of every well-formed evidence reference in a card or the plan."""
+    data = document.data
+    if not isinstance(data, dict):
+        return
+    if isinstance(data.get("evidence"), list):
+        for index, item in enumerate(data["evidence"]):
+            if isinstance(item, dict) and isinstance(item.get("ref"), str) and "#" in item["ref"]:
+                digest = item.get("hash") if isinstance(item.get("hash"), str) else None
+                yield ["evidence", index, "ref"], item["ref"], digest
+    for section in ("next", "done"):
+        items = data.get(section)
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            refs = item.get("evidence") if isinstance(item, dict) else None
+            for position, ref in enumerate(refs if isinstance(refs, list) else []):
+                if isinstance(ref, str) and "#" in ref:
+                    yield [section, index, "evidence", position], ref, None
+
+
 RULES: dict[str, Rule] = {
     "schema": check_schemas,
     "placement": check_placement,
@@ -193,4 +233,5 @@ RULES: dict[str, Rule] = {
     "links": check_links,
     "fact-key": check_fact_keys,
     "secret": check_secrets,
+    "provenance": check_provenance,
 }

@@ -127,3 +127,27 @@ def test_lint_does_not_change_any_file(memory: Path, write_card, run) -> None:
     run("lint", memory)
     assert path.read_bytes() == before
     assert yamlio.loads(before.decode())["confidence"] == 3
+
+
+def test_evidence_must_name_raw_events_when_the_raw_layer_is_here(memory: Path, write_card, run,
+                                                                  tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"session": "s-1", "ts": "2026-11-07T09:13:41Z", "kind": "tool_result", "id": "r1", '
+                   '"tool": "aws", "ok": true, "text": "eu-central-1"}\n')
+    write_card(id="f-000001")  # cites log://s-1#r1, not ingested yet: no raw layer, nothing to check
+    assert run("lint", memory).exit_code == 0
+    assert run("ingest", log, "-m", memory).exit_code == 0
+    assert run("lint", memory).exit_code == 0
+    stored = (memory / "raw" / "segments" / "000001.jsonl").read_text().strip()
+    import hashlib
+    digest = "sha256:" + hashlib.sha256(stored.encode()).hexdigest()
+    write_card(id="f-000002", attribute="owner", evidence=[
+        {"ref": "log://s-1#r1", "hash": digest, "stance": "supports"},
+        {"ref": "log://s-1#r9", "stance": "supports"},
+        {"ref": "log://s-1#r1", "hash": "sha256:" + "0" * 64, "stance": "contradicts"}])
+    result = run("lint", memory, "--format", "json")
+    found = [(f["line"], f["rule"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+    assert found == [
+        (13, "provenance", "log://s-1#r9 names no event in the raw layer"),
+        (16, "provenance", "hash of log://s-1#r1 does not match the raw event (the event or the card changed)"),
+    ]
