@@ -1,0 +1,582 @@
+"""Redaction rules: exact outputs per rule, false positives that must stay, settings, properties."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memdream.errors import InvalidMemory
+from memdream.memory.settings import Settings, default_config_text
+from memdream.redact import BUILTIN_KINDS, Finding, Redactor, default_redactor, placeholder
+
+GITHUB_PAT_CLASSIC = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1eF3hJ5"
+GITHUB_PAT_FINE = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"
+SLACK_BOT = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+OPENAI_PROJECT = "sk-proj-Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hj5"
+ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7-AA"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+
+def redacted(text: str, redactor: Redactor | None = None) -> tuple[str, dict[str, int]]:
+    out, counts = (redactor or default_redactor()).redact(text)
+    return out, dict(counts)
+
+
+# --- one realistic case per rule: exact output and counts --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "counts"),
+    [
+        pytest.param(
+            "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE && aws s3 ls",
+            "export AWS_ACCESS_KEY_ID=[REDACTED:aws-key] && aws s3 ls",
+            {"aws-key": 1},
+            id="aws-key",
+        ),
+        pytest.param(
+            "temporary creds ASIAY34FZKBOKMUTVV7A expire at noon",
+            "temporary creds [REDACTED:aws-key] expire at noon",
+            {"aws-key": 1},
+            id="aws-session-key",
+        ),
+        pytest.param(
+            f"git clone https://{GITHUB_PAT_CLASSIC}@github.com/acme/api.git",
+            "git clone https://[REDACTED:github-token]@github.com/acme/api.git",
+            {"github-token": 1},
+            id="github-classic",
+        ),
+        pytest.param(
+            f"gh auth login --with-token <<< {GITHUB_PAT_FINE}",
+            "gh auth login --with-token <<< [REDACTED:github-token]",
+            {"github-token": 1},
+            id="github-fine-grained",
+        ),
+        pytest.param(
+            f"SLACK_BOT_TOKEN is {SLACK_BOT}; posting to #ops",
+            "SLACK_BOT_TOKEN is [REDACTED:slack-token]; posting to #ops",
+            {"slack-token": 1},
+            id="slack",
+        ),
+        pytest.param(
+            f"client = OpenAI(api={OPENAI_PROJECT!r})",
+            "client = OpenAI(api='[REDACTED:api-key]')",
+            {"api-key": 1},
+            id="openai",
+        ),
+        pytest.param(
+            f"using {ANTHROPIC} for claude",
+            "using [REDACTED:api-key] for claude",
+            {"api-key": 1},
+            id="anthropic",
+        ),
+        pytest.param(
+            f"cookie session={JWT}; Path=/",
+            "cookie session=[REDACTED:jwt]; Path=/",
+            {"jwt": 1},
+            id="jwt",
+        ),
+        pytest.param(
+            f"key file:\n{PEM}\nthen ssh in",
+            "key file:\n[REDACTED:private-key]\nthen ssh in",
+            {"private-key": 1},
+            id="private-key",
+        ),
+        pytest.param(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+            "-----END OPENSSH PRIVATE KEY-----",
+            "[REDACTED:private-key]",
+            {"private-key": 1},
+            id="openssh-private-key",
+        ),
+        pytest.param(
+            'curl -H "Authorization: Bearer abc123.DEF-456_x" https://api.example.com/v1',
+            'curl -H "Authorization: Bearer [REDACTED:bearer-token]" https://api.example.com/v1',
+            {"bearer-token": 1},
+            id="bearer",
+        ),
+        pytest.param(
+            '{"headers": {"authorization": "bearer tok_9f8e7d"}}',
+            '{"headers": {"authorization": "bearer [REDACTED:bearer-token]"}}',
+            {"bearer-token": 1},
+            id="bearer-json",
+        ),
+        pytest.param(
+            "password=hunter2 user=bob",
+            "password=[REDACTED:secret] user=bob",
+            {"secret": 1},
+            id="password",
+        ),
+        pytest.param(
+            'db:\n  passwd: "correct horse battery"\n  host: db.internal',
+            'db:\n  passwd: "[REDACTED:secret]"\n  host: db.internal',
+            {"secret": 1},
+            id="passwd-yaml",
+        ),
+        pytest.param(
+            '{"user": "bob", "password": "s3cr3t!", "retries": 3}',
+            '{"user": "bob", "password": "[REDACTED:secret]", "retries": 3}',
+            {"secret": 1},
+            id="password-json",
+        ),
+        pytest.param(
+            "PWD=/tmp/x API_KEY='abc-123' apikey: k9 SECRET:topsecret",
+            "PWD=[REDACTED:secret] API_KEY='[REDACTED:secret]' apikey: [REDACTED:secret] SECRET:[REDACTED:secret]",
+            {"secret": 4},
+            id="assignments",
+        ),
+        pytest.param(
+            "POST /oauth?client_secret=zz9&access_token=tt8&state=ok",
+            "POST /oauth?client_secret=[REDACTED:secret]&access_token=[REDACTED:secret]&state=ok",
+            {"secret": 2},
+            id="query-string",
+        ),
+        pytest.param(
+            "retry with token: abc.def",
+            "retry with token: [REDACTED:secret]",
+            {"secret": 1},
+            id="token",
+        ),
+        pytest.param(
+            "DATABASE_URL=postgres://app:s3cr3t@db.internal:5432/app",
+            "DATABASE_URL=postgres://app:[REDACTED:secret]@db.internal:5432/app",
+            {"secret": 1},
+            id="url-credentials",
+        ),
+        pytest.param(
+            "Contact jane.doe+ops@example.co.uk, or Bob <bob@corp.example>.",
+            "Contact [REDACTED:email], or Bob <[REDACTED:email]>.",
+            {"email": 2},
+            id="email",
+        ),
+        pytest.param(
+            "call +1 415-555-0132 or (415) 555-0132, London +44 20 7946 0958, fax 415.555.0132",
+            "call [REDACTED:phone] or [REDACTED:phone], London [REDACTED:phone], fax [REDACTED:phone]",
+            {"phone": 4},
+            id="phone",
+        ),
+        pytest.param(
+            "Paris +33 1 23 45 67 89; mobile +14155550132; UK 020 7946 0958; US 415 555 0132",
+            "Paris [REDACTED:phone]; mobile [REDACTED:phone]; UK [REDACTED:phone]; US [REDACTED:phone]",
+            {"phone": 4},
+            id="phone-more-formats",
+        ),
+        pytest.param(
+            "paid with 4111 1111 1111 1111, refund to 5500-0000-0000-0004 and 378282246310005",
+            "paid with [REDACTED:card-number], refund to [REDACTED:card-number] and [REDACTED:card-number]",
+            {"card-number": 3},
+            id="card-number",
+        ),
+        pytest.param(
+            "amex 3782 822463 10005 exp 12/27",
+            "amex [REDACTED:card-number] exp 12/27",
+            {"card-number": 1},
+            id="card-amex-grouped",
+        ),
+    ],
+)
+def test_rule(text: str, expected: str, counts: dict[str, int]) -> None:
+    assert redacted(text) == (expected, counts)
+
+
+def test_format_specific_kind_wins_over_the_assignment_around_it() -> None:
+    assert redacted(f"GITHUB_TOKEN={GITHUB_PAT_CLASSIC}") == ("GITHUB_TOKEN=[REDACTED:github-token]", {"github-token": 1})
+    assert redacted(f'"api_key": "{OPENAI_PROJECT}"') == ('"api_key": "[REDACTED:api-key]"', {"api-key": 1})
+
+
+def test_authorization_basic_is_a_secret() -> None:
+    assert redacted("Authorization: Basic dXNlcjpwYXNz") == ("Authorization: Basic [REDACTED:secret]", {"secret": 1})
+
+
+def test_standalone_bearer_needs_a_generated_looking_token() -> None:
+    assert redacted("use bearer tokens in prod") == ("use bearer tokens in prod", {})
+    assert redacted("sent Bearer 9f8e7d6c5b4a39281706f5e4") == ("sent Bearer [REDACTED:bearer-token]", {"bearer-token": 1})
+
+
+def test_truncated_private_key_block_is_still_redacted() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7"
+    assert redacted(text) == ("[REDACTED:private-key]", {"private-key": 1})
+
+
+def test_private_key_in_json_escaped_string() -> None:
+    text = '{"key": "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBkg\\n-----END EC PRIVATE KEY-----\\n"}'
+    assert redacted(text) == ('{"key": "[REDACTED:private-key]\\n"}', {"private-key": 1})
+
+
+def test_assignment_values_that_are_not_secrets_stay() -> None:
+    for text in ["password: null", "token = None", 'secret: ""', "if token == expected:", "max_tokens: 512",
+                 "token_count: 12", "the key: value pairs", "secrets: 3"]:
+        assert redacted(text) == (text, {}), text
+
+
+def test_a_placeholder_value_is_not_redacted_again() -> None:
+    for text in ["password=[REDACTED:secret]", 'token: "[REDACTED:email]"',
+                 "Authorization: Bearer [REDACTED:bearer-token]", "[REDACTED:card-number] [REDACTED:phone]"]:
+        assert redacted(text) == (text, {}), text
+
+
+# --- things that look like secrets but are not -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("card 4111111111111112 declined", id="luhn-failing-16-digits"),
+        pytest.param("card 4111 1111 1111 1112 declined", id="luhn-failing-grouped"),
+        pytest.param("2026-11-07 09:12:03,481 INFO started", id="date-time"),
+        pytest.param("ts=2026-11-07T09:12:03.120+01:00 next 2026-11-08T00:00:00Z", id="iso-timestamps"),
+        pytest.param("Date: Thu, 07 Nov 2026 09:12:03 +0100", id="rfc2822-date"),
+        pytest.param("upgraded 1.2.3 -> 10.20.300 (build 2026.11.07)", id="versions"),
+        pytest.param("request 123e4567-e89b-12d3-a456-426614174000 failed", id="uuid"),
+        pytest.param("request 12345678-1234-1234-1234-123456789012 failed", id="all-digit-uuid"),
+        pytest.param("commit 9fceb02d0ae598e95dc970b74767f19372d61af8 on main", id="git-sha"),
+        pytest.param("sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", id="sha256"),
+        pytest.param("listening on 192.168.100.200:8080 and 10.0.0.1", id="ip"),
+        pytest.param("error at D1:3 and src/app.py:142:17", id="line-col"),
+        pytest.param("epoch 1731000000000 ns 1731000000000000000 id 98765432101234", id="plain-integers"),
+        pytest.param("pi is 3.14159265358979 and 0.41111111111111116", id="floats"),
+        pytest.param("The agent fixed the flaky test and reran the suite; all 41 passed in 2.31s.", id="prose"),
+        pytest.param("git remote add origin git@github.com:acme/api.git", id="ssh-remote"),
+        pytest.param("@pytest.fixture and npm i @types/node@20.1.0 and icon@2x.png", id="at-signs"),
+        pytest.param("the risk-assessment-for-the-quarterly-review is due", id="sk-inside-word"),
+        pytest.param("tasks: asia-pacific rollout, keyboard shortcuts, tokens used 1200", id="anchor-words"),
+        pytest.param("offset +0200 and range 100-2000 and ticket 123-4567", id="short-numbers"),
+    ],
+)
+def test_not_redacted(text: str) -> None:
+    assert redacted(text) == (text, {})
+
+
+def test_default_config_file_has_no_findings() -> None:
+    assert default_redactor().find(default_config_text()) == []
+
+
+# --- spans ---------------------------------------------------------------------------------
+
+
+def test_find_spans_are_exactly_the_secrets() -> None:
+    secrets = {
+        "aws-key": "AKIAIOSFODNN7EXAMPLE",
+        "github-token": GITHUB_PAT_CLASSIC,
+        "slack-token": SLACK_BOT,
+        "api-key": OPENAI_PROJECT,
+        "jwt": JWT,
+        "private-key": PEM,
+        "email": "jane.doe@example.com",
+        "phone": "+44 20 7946 0958",
+        "card-number": "4111-1111-1111-1111",
+    }
+    text = "start " + " and then ".join(secrets.values()) + " end; password: hunter2 and Authorization: Bearer t0k3n"
+    findings = default_redactor().find(text)
+    found = {(f.kind, text[f.start:f.end]) for f in findings}
+    assert found == {*secrets.items(), ("secret", "hunter2"), ("bearer-token", "t0k3n")}
+    assert findings == sorted(findings, key=lambda f: f.start)
+    assert all(a.end <= b.start for a, b in zip(findings, findings[1:]))
+
+
+def test_find_reports_kind_and_span() -> None:
+    assert default_redactor().find("mail a@b.io now") == [Finding("email", 5, 11)]
+
+
+def test_longest_candidate_wins_on_overlap() -> None:
+    # The quoted password value contains an e-mail address: one secret, not an e-mail inside.
+    assert redacted('password="me@example.com 2024"') == ('password="[REDACTED:secret]"', {"secret": 1})
+
+
+def test_placeholder_format() -> None:
+    assert placeholder("email") == "[REDACTED:email]"
+    assert set(BUILTIN_KINDS) == {"private-key", "aws-key", "github-token", "slack-token", "api-key", "jwt",
+                                  "bearer-token", "secret", "email", "card-number", "phone"}
+
+
+# --- settings: extra patterns, allow-list, disabled ------------------------------------
+
+
+def test_extra_patterns_from_settings() -> None:
+    settings = Settings.from_mapping({"redaction": {"extra_patterns": [{"name": "employee-id", "pattern": "EMP-[0-9]{6}"}]}})
+    redactor = Redactor.from_settings(settings)
+    assert redacted("ticket by EMP-004211 (bob@example.com)", redactor) == (
+        "ticket by [REDACTED:employee-id] ([REDACTED:email])",
+        {"employee-id": 1, "email": 1},
+    )
+
+
+def test_invalid_extra_pattern_raises_invalid_memory() -> None:
+    with pytest.raises(InvalidMemory) as raised:
+        Redactor(extra_patterns=[{"name": "ok", "pattern": "x"}, {"name": "broken", "pattern": "EMP-([0-9]"}])
+    message = str(raised.value)
+    assert message.startswith("redaction.extra_patterns[1] (broken): invalid regular expression: ")
+    assert message.endswith(str(_regex_error("EMP-([0-9]")))
+
+
+def _regex_error(pattern: str) -> re.error:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return error
+    raise AssertionError("pattern compiles")
+
+
+def test_invalid_extra_pattern_via_settings() -> None:
+    settings = Settings.from_mapping({"redaction": {"extra_patterns": [{"name": "bad", "pattern": "(?P<"}]}})
+    with pytest.raises(InvalidMemory, match=re.escape("redaction.extra_patterns[0] (bad): invalid regular expression: ")):
+        Redactor.from_settings(settings)
+
+
+def test_extra_pattern_matching_placeholders_stays_idempotent() -> None:
+    redactor = Redactor(extra_patterns=[{"name": "word", "pattern": "[A-Za-z]+"}])
+    once, counts = redactor.redact("hello world")
+    assert (once, dict(counts)) == ("[REDACTED:word] [REDACTED:word]", {"word": 2})
+    assert redactor.redact(once) == (once, Counter())
+
+
+def test_allow_list() -> None:
+    settings = Settings.from_mapping({"redaction": {"allow": ["support@example.com"]}})
+    redactor = Redactor.from_settings(settings)
+    text = "write to support@example.com, not jane@example.com"
+    assert redacted(text, redactor) == ("write to support@example.com, not [REDACTED:email]", {"email": 1})
+    assert [text[f.start:f.end] for f in redactor.find(text)] == ["jane@example.com"]
+
+
+def test_allow_list_covers_a_secret_inside_the_literal() -> None:
+    redactor = Redactor(allow=["Authorization: Bearer public-demo-token"])
+    text = "demo: Authorization: Bearer public-demo-token"
+    assert redactor.redact(text) == (text, Counter())
+
+
+def test_disabled_redaction_redacts_nothing() -> None:
+    redactor = Redactor.from_settings(Settings.from_mapping({"redaction": {"enabled": False}}))
+    assert redactor.enabled is False
+    text = f"password=hunter2 {JWT} jane@example.com 4111 1111 1111 1111"
+    assert redactor.find(text) == []
+    assert redactor.redact(text) == (text, Counter())
+    obj = {"password": "x", "list": [text]}
+    assert redactor.redact_obj(obj) == (obj, Counter())
+
+
+def test_default_settings_enable_redaction() -> None:
+    redactor = Redactor.from_settings(Settings.defaults())
+    assert redactor.enabled is True
+    assert redacted("jane@example.com", redactor) == ("[REDACTED:email]", {"email": 1})
+
+
+def test_default_redactor_is_shared() -> None:
+    assert default_redactor() is default_redactor()
+
+
+# --- redact_obj ----------------------------------------------------------------------------
+
+
+def test_redact_obj_keeps_keys_and_redacts_string_values() -> None:
+    event = {
+        "type": "tool_call",
+        "args": {"command": "curl -u bob:pw https://x", "env": ["HOME=/home/bob", "MAIL=bob@example.com"]},
+        "password": "two words",
+        "headers": {"Authorization": "Bearer abc", "X-Id": 7},
+        "ok": True,
+        "n": 3.5,
+        "none": None,
+        "jane@example.com": "key kept",
+    }
+    before = copy.deepcopy(event)
+    out, counts = default_redactor().redact_obj(event)
+    assert event == before
+    assert out == {
+        "type": "tool_call",
+        "args": {"command": "curl -u bob:pw https://x", "env": ["HOME=/home/bob", "MAIL=[REDACTED:email]"]},
+        "password": "[REDACTED:secret]",
+        "headers": {"Authorization": "Bearer [REDACTED:bearer-token]", "X-Id": 7},
+        "ok": True,
+        "n": 3.5,
+        "none": None,
+        "jane@example.com": "key kept",
+    }
+    assert counts == Counter({"email": 1, "secret": 1, "bearer-token": 1})
+
+
+def test_redact_obj_returns_new_containers() -> None:
+    event = {"a": ["x"], "b": {"c": "y"}}
+    out, _ = default_redactor().redact_obj(event)
+    assert out == event
+    assert out is not event and out["a"] is not event["a"] and out["b"] is not event["b"]
+
+
+def test_redact_obj_secret_keys_with_placeholder_or_null_values() -> None:
+    out, counts = default_redactor().redact_obj({"token": "[REDACTED:secret]", "api_key": "null", "tokens": 5})
+    assert out == {"token": "[REDACTED:secret]", "api_key": "null", "tokens": 5}
+    assert counts == Counter()
+
+
+# --- properties ----------------------------------------------------------------------------
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _luhn_complete(prefix: str) -> str:
+    total = 0
+    for index, char in enumerate(reversed(prefix)):
+        digit = int(char)
+        if index % 2 == 0:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return prefix + str((10 - total % 10) % 10)
+
+
+def _grouped(digits: str, sep: str) -> str:
+    return sep.join(digits[i:i + 4] for i in range(0, len(digits), 4))
+
+
+_cards = st.builds(
+    lambda first, body, sep: _grouped(_luhn_complete(first + body), sep),
+    st.sampled_from("3456"),
+    st.text(alphabet="0123456789", min_size=14, max_size=14),
+    st.sampled_from(["", " ", "-"]),
+)
+_phones = st.one_of(
+    st.builds(lambda a, b, c: f"+1 {a}-{b}-{c}", *(st.text("0123456789", min_size=n, max_size=n) for n in (3, 3, 4))),
+    st.builds(lambda a, b, c: f"({a}) {b}-{c}", *(st.text("0123456789", min_size=n, max_size=n) for n in (3, 3, 4))),
+    st.builds(lambda a, b: f"+44 20 {a} {b}", *(st.text("0123456789", min_size=4, max_size=4) for _ in range(2))),
+)
+_emails = st.builds(
+    lambda user, host, tld: f"{user}@{host}.{tld}",
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._+", min_size=1, max_size=20).filter(
+        lambda user: user != "git"),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=15),
+    st.sampled_from(["com", "org", "io", "co", "dev", "example"]),
+)
+_SECRETS = st.one_of(
+    st.builds(lambda p, s: p + s, st.sampled_from(["AKIA", "ASIA"]), st.text(_UPPER_ALNUM, min_size=16, max_size=16)),
+    st.builds(lambda p, s: p + s, st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]),
+              st.text(_ALNUM, min_size=36, max_size=36)),
+    st.builds(lambda s: "github_pat_" + s, st.text(_ALNUM + "_", min_size=22, max_size=60)),
+    st.builds(lambda p, a, b: f"{p}{a}-{b}", st.sampled_from(["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"]),
+              st.text("0123456789", min_size=10, max_size=13), st.text(_ALNUM, min_size=10, max_size=24)),
+    st.builds(lambda p, s: p + s, st.sampled_from(["sk-", "sk-proj-", "sk-ant-api03-"]),
+              st.text(_ALNUM, min_size=20, max_size=60)),
+    st.builds(lambda a, b, c: f"eyJ{a}.{b}.{c}", *(st.text(_ALNUM + "_-", min_size=8, max_size=40) for _ in range(3))),
+    st.builds(lambda lines: "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----",
+              st.lists(st.text(_ALNUM + "+/", min_size=8, max_size=64), min_size=1, max_size=4)),
+    # Values end in "9Z": prose (lowercase, no digits) can then never contain them by chance.
+    st.builds(lambda t: f"Authorization: Bearer {t}9Z", st.text(_ALNUM + "._-", max_size=40)),
+    st.builds(lambda k, sep, v: f"{k}{sep}{v}9Z", st.sampled_from(["password", "passwd", "pwd", "api_key", "apikey",
+                                                                   "secret", "client_secret", "access_token", "token"]),
+              st.sampled_from(["=", ": ", ":"]), st.text(_ALNUM + "!#$%", max_size=30)),
+    _emails,
+    _phones,
+    _cards,
+)
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,.;!?'\"()\n-", max_size=30)  # no ':' or '=': prose never forms an assignment
+
+
+@st.composite
+def _prose_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
+    secrets = draw(st.lists(_SECRETS, min_size=1, max_size=5))
+    parts = [draw(_WORDS)]
+    for secret in secrets:
+        parts += [" ", secret, " ", draw(_WORDS)]
+    return "".join(parts), secrets
+
+
+def _secret_part(secret: str) -> str:
+    """The piece of a generated secret that must not survive (assignments keep their key)."""
+    for marker in ("Authorization: Bearer ", "=", ": ", ":"):
+        if marker in secret and not secret.startswith(("-----", "+", "(")):
+            return secret.split(marker, 1)[1]
+    return secret
+
+
+@given(st.text())
+@settings(max_examples=300)
+def test_redaction_is_idempotent_on_arbitrary_text(text: str) -> None:
+    redactor = default_redactor()
+    once, _ = redactor.redact(text)
+    assert redactor.redact(once) == (once, Counter())
+    assert redactor.find(once) == []
+
+
+# Pieces of rules glued at random: the texts most likely to make a rule fire on a
+# placeholder, or to expose a new match once an overlapping one is replaced.
+_FRAGMENTS = st.lists(
+    st.sampled_from([
+        "password", "token", "api_key", "secret", "=", ":", " ", "\"", "'", "\\", "\n", "[", "]", "[REDACTED:email]",
+        "[REDACTED:", "@", "a", "Z", "9", "0", "4111", "1111", "-", ".", "+1", "+44", "(415)", "555", "0132", "sk-",
+        "AKIA", "ghp_", "xoxb-", "eyJ", "abcdefghij", "ABCDEFGHIJ", "0123456789", "Authorization", "Bearer", "Basic",
+        "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "example.com", "://", "git",
+    ]),
+    max_size=40,
+).map("".join)
+
+
+@given(_FRAGMENTS)
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+def test_redaction_is_idempotent_on_rule_fragments(text: str) -> None:
+    redactor = default_redactor()
+    once, _ = redactor.redact(text)
+    assert redactor.find(once) == []
+    assert redactor.redact(once) == (once, Counter())
+
+
+@given(_prose_with_secrets())
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+def test_generated_secrets_are_redacted_and_redaction_is_idempotent(case: tuple[str, list[str]]) -> None:
+    text, secrets = case
+    redactor = default_redactor()
+    once, counts = redactor.redact(text)
+    assert sum(counts.values()) >= len(secrets)
+    for secret in secrets:
+        assert _secret_part(secret) not in once
+    assert redactor.find(once) == []
+    assert redactor.redact(once) == (once, Counter())
+
+
+@given(_prose_with_secrets())
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+def test_find_spans_cover_each_generated_secret(case: tuple[str, list[str]]) -> None:
+    text, secrets = case
+    spans = [text[f.start:f.end] for f in default_redactor().find(text)]
+    for secret in secrets:
+        assert any(_secret_part(secret) == span for span in spans), (secret, spans)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text() | _SECRETS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12) | _SECRETS, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_json)
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+def test_redact_obj_does_not_mutate_and_is_idempotent(obj: object) -> None:
+    before = copy.deepcopy(obj)
+    redactor = default_redactor()
+    once, _ = redactor.redact_obj(obj)
+    assert obj == before
+    assert redactor.redact_obj(once) == (once, Counter())
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[REDACTED:secret]"),
+    ('export SECRET_KEY="django-insecure-x1"', 'export SECRET_KEY="[REDACTED:secret]"'),
+    ("PRIVATE_KEY=abc123def456", "PRIVATE_KEY=[REDACTED:secret]"),
+    ("token_count: 512", "token_count: 512"),
+    ("secret_santa: bob", "secret_santa: bob"),
+])
+def test_secret_names_with_a_key_suffix(text: str, expected: str) -> None:
+    assert Redactor().redact(text)[0] == expected
