@@ -26,8 +26,8 @@ step "memdream lint $DEMO"
 
 step "memdream ingest $DEMO-logs (four log formats; secrets redacted before anything is written)"
 "$MEMDREAM" ingest "$DEMO-logs" --memory "$DEMO"
-if grep -rqE 'AKIA[0-9A-Z]{16}|4111 1111 1111 1111' "$DEMO"/raw; then echo "secret found in raw/!"; exit 1; fi
-echo "(checked: no AWS key or card number anywhere under $DEMO/raw)"
+if grep -rqE 'AKIA[0-9A-Z]{16}|4111 1111 1111 1111|wJalrXUtnFEMI|@acme-shop.example' "$DEMO" --exclude-dir=.git; then echo "secret found in the memory!"; exit 1; fi
+echo "(checked: no AWS key, secret key, card number or e-mail anywhere in $DEMO)"
 
 step "memdream dream --dry-run (what the dream would change)"
 "$MEMDREAM" dream --dry-run --memory "$DEMO"
