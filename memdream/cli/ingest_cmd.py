@@ -68,6 +68,8 @@ def _render(report: IngestReport) -> None:
         console.print("redacted: " + ", ".join(f"{count} {kind}" for kind, count in sorted(redactions.items())))
     for path in report.missing:
         console.print(f"spooled transcript no longer exists: {path}")
+    for problem in report.failed:
+        console.print(f"spooled transcript skipped: {problem}")
     total = report.total("added")
     segments = ", ".join(record.segment for record in report.segments)
     console.print(f"{total} event(s) added" + (f" in segment(s) {segments}" if segments else " (nothing new)"))

@@ -1,14 +1,24 @@
 """The ingest run: sources -> adapter -> redaction -> ids -> dedup -> salience -> raw segments.
 
 Redaction happens before anything is written. Each input file is a unit: a malformed line
-rolls back everything that file added (unless lines may be skipped). Segments are published
-only at the end of the run, under the memory's writer lock.
+rolls back everything that file added (unless lines may be skipped), and the error then stops
+the run, so nothing of the run is published. Segments are published only at the end of the
+run, under the memory's writer lock. A spooled transcript (``--spool``) that cannot be read
+(unreadable, empty, not a log, a malformed line) is reported in ``failed_transcripts`` and
+skipped instead, so that one bad transcript cannot block the spool forever.
+
+Environment: ``MEMDREAM_LOCK_WAIT`` (seconds, a float >= 0; default ``LOCK_WAIT_SECONDS``, 30)
+is how long ingest waits for another writer to release the memory before it exits with 75
+("memory is busy").
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +33,15 @@ from memdream.ingest.adapters import ParseContext, adapters, detect
 from memdream.ingest.salience import SalienceTagger
 from memdream.ingest.validate import DEFAULT_ACTOR, first_error
 from memdream.memory.lock import writer_lock
-from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_json, event_hash
+from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_json
 from memdream.memory.store import Memory
 from memdream.yamlio import write_atomic
 
 # Fields that carry content and are redacted; identifiers and enums are left as they are.
-CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker")
+# Tags are free labels from the log, so they are content too.
+CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker", "tags")
 LOCK_WAIT_SECONDS = 30.0
+LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
 
 
 @dataclass
@@ -58,6 +70,7 @@ class IngestReport:
     segments: list[SegmentRecord] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # spooled transcripts that no longer exist
+    failed: list[str] = field(default_factory=list)  # spooled transcripts that could not be read
     commit: str | None = None
 
     def total(self, name: str) -> int:
@@ -77,7 +90,8 @@ class IngestReport:
             "skipped_lines": sum(len(report.skipped_lines) for report in self.sources),
             "redactions": dict(sorted(self.redactions.items())),
             "segments": [record.__dict__ for record in self.segments],
-            "recovered_segments": self.recovered, "missing_transcripts": self.missing, "commit": self.commit,
+            "recovered_segments": self.recovered, "missing_transcripts": self.missing,
+            "failed_transcripts": self.failed, "commit": self.commit,
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
                  "duplicates": r.duplicates, "changed": r.changed,
@@ -100,7 +114,9 @@ class _Run:
         self.redactor = Redactor.from_settings(memory.settings)
         self.state_path = memory.paths.state / "ingest" / "salience.json"
         self.tagger = SalienceTagger(self._load_state())
-        self.seen: dict[tuple[str, str], str] = {}
+        # (session, id) of every stored event: the dedup index. A set of keys with shared session
+        # strings, not the stored hashes: it is the one thing a run holds per event.
+        self.seen: set[tuple[str, str]] = set()
         self.writer: SegmentWriter | None = None
 
     def _load_state(self) -> dict[str, Any] | None:
@@ -112,17 +128,18 @@ class _Run:
 
     def start(self) -> list[str]:
         recovered = self.raw.recover(self.now)
-        self.seen = self.raw.keys()
+        self.seen = {(sys.intern(session), event_id) for session, event_id, _ in self.raw.key_rows()}
         self.writer = SegmentWriter(self.raw, int(self.memory.settings.get("ingest.segment_max_events")))
         return recovered
 
-    def ingest_source(self, source: sources_mod.Source) -> SourceReport:
+    def ingest_source(self, source: sources_mod.Source, detect_format: bool = False) -> SourceReport:
+        """Add one input; ``detect_format``: read its format from its content whatever --format says."""
         assert self.writer is not None
         ctx = ParseContext(source=source.name, default_session=source.stem, session=self.options.session,
                            strict=self.options.strict, skip_bad=self.options.skip_bad)
         with source.open() as stream:
             head = sources_mod.head_text(source, stream)
-            fmt = self._format_of(source, head)
+            fmt = self._format_of(source, head, detect_format)
             report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped)
             mark, added_keys = self.writer.mark(), []
             self.tagger.begin()
@@ -136,12 +153,12 @@ class _Run:
                 self.writer.rollback(mark)
                 self.tagger.rollback()
                 for key in added_keys:
-                    self.seen.pop(key, None)
+                    self.seen.discard(key)
                 raise
         return report
 
-    def _format_of(self, source: sources_mod.Source, head: str) -> str:
-        if self.options.fmt != "auto":
+    def _format_of(self, source: sources_mod.Source, head: str, detect_format: bool) -> str:
+        if self.options.fmt != "auto" and not detect_format:
             return self.options.fmt
         found = detect(head)
         if found is None:
@@ -153,27 +170,35 @@ class _Run:
                occurrences: Counter[tuple[str, str]]) -> tuple[str, str] | None:
         assert self.writer is not None
         report.read += 1
-        redactions: Counter[str] = Counter()
-        for name in CONTENT_FIELDS:
-            if name in event:
-                event[name], counts = self.redactor.redact_obj(event[name])
-                redactions.update(counts)
-        event.setdefault("actor", DEFAULT_ACTOR[event["kind"]])
+        if "id" in event and (event["session"], event["id"]) in self.seen:
+            report.duplicates += 1  # known by its own id: no need to redact it first
+            return None
+        # One call for all content fields: a field name is never a secret-looking key, so this is
+        # the same as redacting each field on its own, without a Counter per field.
+        content = {name: event[name] for name in CONTENT_FIELDS if name in event}
+        redactions: Counter[str] | None = None
+        if content:
+            redacted, redactions = self.redactor.redact_obj(content)
+            event.update(redacted)
+        if "actor" not in event:
+            event["actor"] = DEFAULT_ACTOR[event["kind"]]
         if "id" not in event:
             event["id"] = _derived_id(event, occurrences)
-        key = (event["session"], event["id"])
+        key = (sys.intern(event["session"]), event["id"])
         if key in self.seen:
             report.duplicates += 1
             return None
         self.tagger.tag(event)
         problem = first_error(event)
+        if problem is not None and redactions and _fit_caps(event):
+            problem = first_error(event)
         if problem is not None:  # adapters check their events: this is a bug, not bad input
             raise MemdreamError(f"{report.source}: produced an invalid event ({problem})")
-        line = canonical_json(event)
-        self.writer.write(line)
-        self.seen[key] = event_hash(line)
+        self.writer.write(canonical_json(event), event)
+        self.seen.add(key)
         report.added += 1
-        report.redactions.update(redactions)
+        if redactions:
+            report.redactions.update(redactions)
         return key
 
     def finish(self) -> list[SegmentRecord]:
@@ -187,6 +212,26 @@ class _Run:
             self.writer.abort()
 
 
+# Length caps of the schema on content fields. A placeholder can be longer than the secret it
+# replaces, so a valid value near its cap can outgrow it through redaction alone.
+_CAPS = {"speaker": 256}
+_FACT_CAPS = {"subject": 200, "attribute": 200, "value": 2000}
+
+
+def _fit_caps(event: dict[str, Any]) -> bool:
+    """Cut content fields that redaction pushed over their schema cap; whether any was cut."""
+    cut = False
+    for name, cap in _CAPS.items():
+        if isinstance(event.get(name), str) and len(event[name]) > cap:
+            event[name], cut = event[name][:cap], True
+    fact = event.get("fact")
+    if isinstance(fact, dict):
+        for name, cap in _FACT_CAPS.items():
+            if isinstance(fact.get(name), str) and len(fact[name]) > cap:
+                fact[name], cut = fact[name][:cap], True
+    return cut
+
+
 def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) -> str:
     """A stable id from the event's content; repeats of identical events in one input get -2, -3 ..."""
     digest = hashlib.blake2b(canonical_json(event).encode("utf-8"), digest_size=6).hexdigest()
@@ -194,6 +239,20 @@ def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) ->
     occurrences[(event["session"], base)] += 1
     count = occurrences[(event["session"], base)]
     return base if count == 1 else f"{base}-{count}"
+
+
+def lock_wait_seconds() -> float:
+    """How long to wait for the writer lock: ``MEMDREAM_LOCK_WAIT`` seconds, else ``LOCK_WAIT_SECONDS``."""
+    raw = os.environ.get(LOCK_WAIT_ENV, "").strip()
+    if not raw:
+        return LOCK_WAIT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{LOCK_WAIT_ENV}={raw!r}: expected a number of seconds (0 or more)")
+    return value
 
 
 def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = None,
@@ -204,33 +263,52 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
         raise InvalidInput(f"unknown format {options.fmt!r} (known: auto, {', '.join(adapters())})")
     if not inputs and not use_spool:
         raise UsageError("nothing to ingest: name files, folders or '-', or pass --spool")
+    wait = lock_wait_seconds()
     sources = sources_mod.resolve(inputs)
     report = IngestReport()
-    with writer_lock(memory.paths.state, wait_seconds=LOCK_WAIT_SECONDS):
+    with writer_lock(memory.paths.state, wait_seconds=wait):
         claimed: list[Path] = []
+        spooled: list[sources_mod.Source] = []
         if use_spool:
             claimed = spool.claim(memory.paths.state)
             present, report.missing = spool.transcripts(claimed)
-            sources += [sources_mod.Source(path, Path(path)) for path in present]
+            spooled = [sources_mod.Source(path, Path(path)) for path in present]
         run = _Run(memory, options)
         try:
             report.recovered = run.start()
             for source in sources:
                 report.sources.append(run.ingest_source(source))
+            for source in spooled:  # hook transcripts: --format is about the named inputs
+                try:
+                    report.sources.append(run.ingest_source(source, detect_format=True))
+                except InvalidInput as error:  # ingest_source has dropped what this file added
+                    report.failed.append(str(error))
+                except OSError as error:  # e.g. another user's transcript: unreadable, not malformed
+                    report.failed.append(f"{source.name}: cannot read ({error.strerror or error})")
             report.segments = run.finish()
         except BaseException:
             run.abort()
             raise
         spool.release(claimed)
-        if (report.segments or report.recovered) and gitops.is_repo(memory.root):
+        if gitops.is_repo(memory.root) and (report.segments or report.recovered or _manifest_uncommitted(memory)):
             report.commit = _commit_manifest(memory, report)
     return report
+
+
+def _tracked_raw_paths(memory: Memory) -> list[str]:
+    return ["raw"] if bool(memory.settings.get("ingest.track_raw")) else ["raw/MANIFEST.jsonl"]
+
+
+def _manifest_uncommitted(memory: Memory) -> bool:
+    """Whether an earlier run left the manifest changed but not committed (a crash between the
+    two, or a failed run after adopting orphan segments): this run commits it."""
+    return bool(gitops.status_paths(memory.root, _tracked_raw_paths(memory)))
 
 
 def _commit_manifest(memory: Memory, report: IngestReport) -> str:
     """Record the new segments' hashes in git (raw/ itself is not tracked unless configured)."""
     track_raw = bool(memory.settings.get("ingest.track_raw"))
-    paths = ["raw"] if track_raw else ["raw/MANIFEST.jsonl"]
+    paths = _tracked_raw_paths(memory)
     events = sum(record.events for record in report.segments)
     names = ", ".join(record.segment for record in report.segments) or "recovered"
     return gitops.commit(

@@ -44,7 +44,21 @@ _INSTRUCTION = re.compile(
 )
 
 
+# Every branch of _INSTRUCTION contains one of these words (lowercase ASCII). Searching a lowered
+# ASCII text for them is ~20x cheaper than the regex, and most tool output contains none of them.
+# Non-ASCII text always takes the regex: IGNORECASE matches e.g. U+017F (long s) as "s".
+_INSTRUCTION_WORDS = (
+    "ignore", "disregard", "forget", "override", "from now on", "henceforth", "going forward", "always",
+    "never", "instruction", "system prompt", "developer message", "remember", "memori", "save", "store",
+    "curl", "you are now", "act as",
+)
+
+
 def reads_like_instruction(text: str) -> bool:
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _INSTRUCTION_WORDS):
+            return False
     return bool(_INSTRUCTION.search(text))
 
 
@@ -63,7 +77,8 @@ class SessionState:
     seen: list[str] = field(default_factory=list)  # fingerprints of user messages and tool calls
 
     def to_dict(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+        # Copies of the lists: a saved state must not change as tagging goes on.
+        return {key: list(value) if isinstance(value, list) else value for key, value in self.__dict__.items()}
 
 
 class SalienceTagger:
@@ -72,7 +87,7 @@ class SalienceTagger:
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
         self.sessions: dict[str, SessionState] = {
-            name: SessionState(**values) for name, values in state.get("sessions", {}).items()
+            name: SessionState(**copy.deepcopy(values)) for name, values in state.get("sessions", {}).items()
         }
         self.succeeded_kinds: set[str] = set(state.get("succeeded_kinds", []))
         self._undo: dict[str, SessionState | None] = {}
@@ -101,7 +116,10 @@ class SalienceTagger:
         if name not in self._undo:
             existing = self.sessions.get(name)
             self._undo[name] = copy.deepcopy(existing)
-        return self.sessions.setdefault(name, SessionState())
+        session = self.sessions.get(name)
+        if session is None:
+            session = self.sessions[name] = SessionState()
+        return session
 
     # -- tagging ----------------------------------------------------------------------------------
     def tag(self, event: dict[str, Any]) -> list[str]:
@@ -118,7 +136,12 @@ class SalienceTagger:
             if reads_like_instruction(str(event.get("text", "")) + "\n" + str(event.get("error", ""))):
                 tags.append(UNTRUSTED)
         session.events += 1
-        session.in_failure_run = failed
+        # A run of failures lasts until something succeeds or the task turns: the calls, notes
+        # and messages between retries belong to it (not only back-to-back failed results).
+        if failed:
+            session.in_failure_run = True
+        elif kind in ("tool_result", "outcome", "goal"):
+            session.in_failure_run = False
         session.after_outcome = kind == "outcome"
         existing = [tag for tag in event.get("tags", []) if tag not in tags]
         event["tags"] = existing + tags

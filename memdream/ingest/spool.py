@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+import time
 from pathlib import Path
-from typing import Any
+
+# No `typing` or `datetime` here: together they are ~7 ms of the hook's 100 ms budget.
 
 SPOOL_FILE = "spool.jsonl"
 PROCESSING_SUFFIX = ".processing"
@@ -51,10 +52,10 @@ def enqueue_main(args: list[str]) -> int:
     return 0
 
 
-def enqueue(state_dir: Path, payload: dict[str, Any]) -> None:
+def enqueue(state_dir: Path, payload: dict[str, object]) -> None:
     """Append one hook payload; O_APPEND keeps concurrent hooks' lines whole."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    received = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    received = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = json.dumps({"received_at": received, "payload": payload}, ensure_ascii=False) + "\n"
     fd = os.open(spool_path(state_dir), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

@@ -3,6 +3,7 @@
 raw/segments/NNNNNN.jsonl   one canonical-JSON event per line; written once, never rewritten
 raw/MANIFEST.jsonl          tracked in git: one line per segment with its sha256 and event count
 .memdream/ingest/keys/      per segment, the (session, id, hash) of its events: the dedup index
+                            (NNNNNN.jsonl.keys2: one tab-separated line per event, fields escaped)
 
 A segment is staged under a temporary name, fsynced and renamed into place; only then is the
 manifest (atomically) rewritten. A crash leaves at most an orphan segment, which the next
@@ -26,11 +27,20 @@ from memdream.yamlio import write_atomic
 SEGMENTS = "segments"
 MANIFEST = "MANIFEST.jsonl"
 STAGING_PREFIX = ".staging-"
+# The dedup index cache. ".keys2": fields are escaped (the schema's `$` lets a session or id end
+# in a newline, which broke the unescaped ".keys" files); old ".keys" files are simply rebuilt.
+KEYS_SUFFIX = ".keys2"
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+# Built once: json.dumps with these options would build the same encoder for every event.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
 
 
 def canonical_json(event: dict[str, Any]) -> str:
     """The one serialization of an event: its hash and its stored line are both this."""
-    return json.dumps(event, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL(event)
 
 
 def event_hash(line: str) -> str:
@@ -86,6 +96,10 @@ class RawLayer:
     def segment_path(self, name: str) -> Path:
         return self.dir / name
 
+    def keys_path(self, name: str) -> Path:
+        """The dedup index cache of one segment."""
+        return self.keys_dir / f"{name}{KEYS_SUFFIX}"
+
     def present(self) -> bool:
         """Whether segment files are here (a clone may carry the manifest without them)."""
         return self.dir.is_dir() and any(self.dir.glob("*.jsonl"))
@@ -106,29 +120,35 @@ class RawLayer:
 
     def keys(self) -> dict[tuple[str, str], str]:
         """(session, id) -> event hash for every event the raw layer holds: the dedup index."""
-        index: dict[tuple[str, str], str] = {}
+        return {(session, event_id): digest for session, event_id, digest in self.key_rows()}
+
+    def key_rows(self) -> Iterator[tuple[str, str, str]]:
+        """(session, id, hash) of every event the raw layer holds, segment by segment."""
         for record in self.manifest():
-            for key in self._segment_keys(record.segment):
-                index[(key.session, key.id)] = key.hash
-        return index
+            yield from self._segment_rows(record.segment)
 
     def _segment_keys(self, name: str) -> list[EventKey]:
-        cached = self.keys_dir / f"{name}.keys"
+        return [EventKey(*row) for row in self._segment_rows(name)]
+
+    def _segment_rows(self, name: str) -> list[tuple[str, str, str]]:
+        """(session, id, hash) of every event of a segment: from the cache, else from the segment."""
+        cached = self.keys_path(name)
         if cached.exists():
-            return [EventKey(*line.split("\t")) for line in cached.read_text(encoding="utf-8").splitlines()]
+            rows = (line.split("\t") for line in cached.read_text(encoding="utf-8").split("\n") if line)
+            return [(_unescape(session), _unescape(event_id), digest) for session, event_id, digest in rows]
         if not self.segment_path(name).exists():
             return []  # cloned without the raw layer: nothing to deduplicate against
-        keys = [self._key_of(line) for line in self.iter_lines(name)]
-        self._write_keys(name, keys)
-        return keys
+        found = [self._row_of(line) for line in self.iter_lines(name)]
+        self._write_keys(name, found)
+        return found
 
     @staticmethod
-    def _key_of(line: str) -> EventKey:
+    def _row_of(line: str) -> tuple[str, str, str]:
         event = json.loads(line)
-        return EventKey(event["session"], event["id"], event_hash(line))
+        return (event["session"], event["id"], event_hash(line))
 
-    def _write_keys(self, name: str, keys: list[EventKey]) -> None:
-        write_atomic(self.keys_dir / f"{name}.keys", "".join(f"{k.session}\t{k.id}\t{k.hash}\n" for k in keys))
+    def _write_keys(self, name: str, rows: list[tuple[str, str, str]]) -> None:
+        write_atomic(self.keys_path(name), "".join(_key_line(*row) for row in rows))
 
     # -- writing --------------------------------------------------------------------------------
     def next_number(self) -> int:
@@ -142,10 +162,12 @@ class RawLayer:
         """Drop abandoned staging files; adopt complete segments a crash left out of the manifest."""
         if not self.dir.is_dir():
             return []
-        for staging in self.dir.glob(f"{STAGING_PREFIX}*"):
+        for staging in [*self.dir.glob(f"{STAGING_PREFIX}*"), *self.keys_dir.glob(f"{STAGING_PREFIX}*")]:
             staging.unlink(missing_ok=True)
         known = {record.segment for record in self.manifest()}
         orphans = sorted(path.name for path in self.dir.glob("*.jsonl") if path.name not in known)
+        for name in orphans:  # an orphan's index is rebuilt from the orphan itself, never trusted
+            self.keys_path(name).unlink(missing_ok=True)
         if orphans:
             self.commit([self.describe(name, now) for name in orphans])
         return orphans
@@ -163,7 +185,8 @@ class RawLayer:
     def commit(self, records: list[SegmentRecord]) -> None:
         """Add segments that are already in place to the manifest and the dedup index."""
         for record in records:
-            self._segment_keys(record.segment)
+            if not self.keys_path(record.segment).exists():
+                self._segment_rows(record.segment)
         self._write_manifest([*self.manifest(), *records])
 
     def verify(self) -> list[str]:
@@ -183,6 +206,8 @@ class RawLayer:
 class SegmentWriter:
     """Stages new segment files for one ingest run; nothing is visible until :meth:`publish`.
 
+    Each staged segment has a staged dedup index beside it, written line by line too, so that
+    a run holds no per-event data in memory and publishing reads nothing back but the hash.
     ``mark``/``rollback`` let the caller drop everything one input file added, so that a bad
     line in a file leaves nothing of that file behind.
     """
@@ -191,59 +216,89 @@ class SegmentWriter:
         self.raw = raw
         self.max_events = max_events
         self.number = raw.next_number()
-        self.staged: list[list[Any]] = []  # [final name, staging path, events] per staged file
+        self.staged: list[_Staged] = []
         self._handle: Any = None
+        self._keys: Any = None
         raw.dir.mkdir(parents=True, exist_ok=True)
+        raw.keys_dir.mkdir(parents=True, exist_ok=True)
 
     def _open_next(self) -> None:
         self._close_current()
         name = f"{self.number + len(self.staged):06d}.jsonl"
-        path = self.raw.dir / f"{STAGING_PREFIX}{os.getpid()}-{name}"
-        self._handle = open(path, "wb")
-        self.staged.append([name, path, 0])
+        prefix = f"{STAGING_PREFIX}{os.getpid()}-"
+        entry = _Staged(name, self.raw.dir / f"{prefix}{name}", self.raw.keys_dir / f"{prefix}{name}{KEYS_SUFFIX}")
+        self._handle = open(entry.path, "wb")
+        self._keys = open(entry.keys_path, "wb")
+        self.staged.append(entry)
 
     def _close_current(self) -> None:
-        if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
+        for handle in (self._handle, self._keys):
+            if handle is not None:
+                handle.flush()
+                os.fsync(handle.fileno())
+                handle.close()
+        self._handle = self._keys = None
 
-    def write(self, line: str) -> None:
-        if self._handle is None or self.staged[-1][2] >= self.max_events:
+    def write(self, line: str, event: dict[str, Any] | None = None) -> str:
+        """Stage one canonical line (``event``: the event it encodes, if at hand); returns its hash."""
+        if self._handle is None or self.staged[-1].events >= self.max_events:
             self._open_next()
-        self._handle.write(line.encode("utf-8") + b"\n")
-        self.staged[-1][2] += 1
+        data = line.encode("utf-8")
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self._handle.write(data)
+        self._handle.write(b"\n")
+        if event is None:
+            event = json.loads(line)
+        self._keys.write(_key_line(event["session"], event["id"], digest).encode("utf-8"))
+        entry = self.staged[-1]
+        if not entry.events:
+            entry.first_ts = event["ts"]
+        entry.last_ts = event["ts"]
+        entry.events += 1
+        return digest
 
-    def mark(self) -> tuple[int, int, int]:
-        """A point to roll back to: (staged file index, byte position in it, its event count)."""
+    def mark(self) -> tuple[Any, ...]:
+        """A point to roll back to: which staged file, where in it and its index, and its counts."""
         if self._handle is None:
-            return (len(self.staged), 0, 0)
-        return (len(self.staged) - 1, self._handle.tell(), self.staged[-1][2])
+            return (len(self.staged), 0, 0, 0, "", "")
+        entry = self.staged[-1]
+        return (len(self.staged) - 1, self._handle.tell(), self._keys.tell(), entry.events, entry.first_ts,
+                entry.last_ts)
 
-    def rollback(self, mark: tuple[int, int, int]) -> None:
-        index, position, count = mark
+    def rollback(self, mark: tuple[Any, ...]) -> None:
+        index, position, keys_position, events, first_ts, last_ts = mark
         self._close_current()
         while len(self.staged) > index + 1:
-            self.staged.pop()[1].unlink(missing_ok=True)
+            dropped = self.staged.pop()
+            dropped.path.unlink(missing_ok=True)
+            dropped.keys_path.unlink(missing_ok=True)
         if len(self.staged) == index + 1:
             entry = self.staged[-1]
-            self._handle = open(entry[1], "r+b")
+            self._handle = open(entry.path, "r+b")
             self._handle.truncate(position)
             self._handle.seek(position)
-            entry[2] = count
+            self._keys = open(entry.keys_path, "r+b")
+            self._keys.truncate(keys_position)
+            self._keys.seek(keys_position)
+            entry.events, entry.first_ts, entry.last_ts = events, first_ts, last_ts
 
     def publish(self, now: str) -> list[SegmentRecord]:
-        """Move staged segments into place, then record them in the manifest."""
+        """Move staged segments (then their indexes) into place, then record them in the manifest."""
         self._close_current()
         records = []
-        for name, path, count in self.staged:
-            if count == 0:
-                path.unlink(missing_ok=True)
+        for entry in self.staged:
+            if not entry.events:
+                entry.path.unlink(missing_ok=True)
+                entry.keys_path.unlink(missing_ok=True)
                 continue
-            os.replace(path, self.raw.segment_path(name))
-            records.append(self.raw.describe(name, now))
+            final = self.raw.segment_path(entry.name)
+            os.replace(entry.path, final)
+            # After the segment: an index in place always belongs to the segment of that name.
+            os.replace(entry.keys_path, self.raw.keys_path(entry.name))
+            records.append(SegmentRecord(entry.name, _file_sha256(final), entry.events, entry.first_ts,
+                                         entry.last_ts, now))
         _fsync_dir(self.raw.dir)
+        _fsync_dir(self.raw.keys_dir)
         self.staged = []
         if records:
             self.raw.commit(records)
@@ -251,12 +306,51 @@ class SegmentWriter:
 
     def abort(self) -> None:
         """Forget everything staged (on any error, or a dry run)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-        for _, path, _ in self.staged:
-            path.unlink(missing_ok=True)
+        for handle in (self._handle, self._keys):
+            if handle is not None:
+                handle.close()
+        self._handle = self._keys = None
+        for entry in self.staged:
+            entry.path.unlink(missing_ok=True)
+            entry.keys_path.unlink(missing_ok=True)
         self.staged = []
+
+
+@dataclass
+class _Staged:
+    """One segment being written: its final name, staging files, and what it holds so far."""
+
+    name: str
+    path: Path
+    keys_path: Path
+    events: int = 0
+    first_ts: str = ""
+    last_ts: str = ""
+
+
+def _key_line(session: str, event_id: str, digest: str) -> str:
+    return f"{_escape(session)}\t{_escape(event_id)}\t{digest}\n"
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _escape(field: str) -> str:
+    return field.translate(_ESCAPES)
+
+
+def _unescape(field: str) -> str:
+    if "\\" not in field:
+        return field
+    out, chars = [], iter(field)
+    for char in chars:
+        out.append(_UNESCAPES.get(next(chars, "\\"), "") if char == "\\" else char)
+    return "".join(out)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -1,0 +1,81 @@
+"""Benchmark: wall time of `memdream enqueue --from-hook`, the command a Claude Code hook runs.
+
+Usage: python bench/enqueue_bench.py [--runs N]
+
+Runs the installed script (`memdream` next to this interpreter) and `python -m memdream`, N times
+each (default 20), with a SessionEnd payload on stdin, into a fresh memory. Prints the median
+and the spread of each, against the 100 ms budget a hook has, plus the machine and its load.
+For reference it also times a bare `python -c pass`: the interpreter's own start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memdream.memory.create import init_memory  # noqa: E402
+
+BUDGET_MS = 100.0
+
+
+def timed(command: list[str], stdin: bytes, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(command, input=stdin, capture_output=True)
+        times.append((time.perf_counter() - start) * 1000)
+        if done.returncode != 0 or done.stdout:
+            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.decode()[:500]}")
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    script = Path(sys.executable).with_name("memdream")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "memory"
+        init_memory(root)
+        transcript = Path(tmp) / "session.jsonl"
+        transcript.write_text("{}\n", encoding="utf-8")
+        payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": tmp,
+                              "hook_event_name": "SessionEnd", "reason": "exit"}).encode()
+        load_before = os.getloadavg()
+        commands = {
+            f"{script.name} (installed script)": [str(script)],
+            "python -m memdream": [sys.executable, "-m", "memdream"],
+        }
+        results = {}
+        for label, prefix in commands.items():
+            if not Path(prefix[0]).exists():
+                print(f"{label}: not installed, skipped")
+                continue
+            timed([*prefix, "enqueue", "--from-hook", "-m", str(root)], payload, 2)  # warm the page cache
+            results[label] = timed([*prefix, "enqueue", "--from-hook", "-m", str(root)], payload, args.runs)
+        bare = timed([sys.executable, "-c", "pass"], b"", args.runs)
+        spooled = len((root / ".memdream" / "spool.jsonl").read_text(encoding="utf-8").splitlines())
+        load_after = os.getloadavg()
+    for label, times in results.items():
+        median = statistics.median(times)
+        print(f"enqueue --from-hook via {label}: median {median:.1f} ms over {len(times)} runs "
+              f"(min {min(times):.1f}, max {max(times):.1f}) - budget {BUDGET_MS:.0f} ms: "
+              f"{'met' if median <= BUDGET_MS else 'NOT met'}")
+    print(f"bare interpreter start-up (python -c pass): median {statistics.median(bare):.1f} ms")
+    print(f"spool lines written: {spooled}")
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}, "
+          f"load average {load_before[0]:.2f} before / {load_after[0]:.2f} after")
+
+
+if __name__ == "__main__":
+    main()
