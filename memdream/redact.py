@@ -560,13 +560,16 @@ class Redactor:
         return self._redact_into(text, counts), counts
 
     def redact_obj(self, obj: Any) -> tuple[Any, Counter[str]]:
-        """A redacted copy of a JSON-like value (dicts, lists, strings); ``obj`` is not changed.
+        """A redacted copy of a JSON-like value (dicts, lists, strings); ``obj`` is not changed
+        (and is returned as it is when nothing in it needs redacting).
 
         Dict keys are kept. A string under a secret-looking key (``password``, ``api_key``,
         ``db_token``...) is redacted as a whole, because the key that marks it as a secret
         is not part of the string the text rules see.
         """
         counts: Counter[str] = Counter()
+        if not self.enabled or self._clean(obj):
+            return obj, counts  # the common case: nothing to redact, so nothing to copy
         return self._redact_value(obj, counts), counts
 
     # -- internals -----------------------------------------------------------------------
@@ -604,6 +607,32 @@ class Redactor:
         if not allowed:
             return candidates
         return [c for c in candidates if not any(a_start <= c[0] and c[1] <= a_end for a_start, a_end in allowed)]
+
+    def _clean(self, obj: Any) -> bool:
+        """True when no rule can fire anywhere in ``obj``: one :meth:`find` over all its strings.
+
+        The strings are joined with blank lines, which every rule treats as a boundary (no
+        pattern crosses a newline where a field would end), so a secret in any string is a
+        finding here too; a secret-looking dict key sends the object down the full path.
+        """
+        parts: list[str] = []
+        if not self._collect(obj, parts):
+            return False
+        return not self.find("\n\n".join(parts))
+
+    def _collect(self, value: Any, parts: list[str]) -> bool:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and isinstance(item, str) and (
+                        _SECRET_KEY_NAME.fullmatch(key) or _AUTH_KEY_NAME.fullmatch(key)):
+                    return False
+                if not self._collect(item, parts):
+                    return False
+        elif isinstance(value, (list, tuple)):
+            return all(self._collect(item, parts) for item in value)
+        return True
 
     def _redact_value(self, value: Any, counts: Counter[str]) -> Any:
         if isinstance(value, str):

@@ -409,11 +409,20 @@ def test_redact_obj_keeps_keys_and_redacts_string_values() -> None:
     assert counts == Counter({"email": 1, "secret": 1, "bearer-token": 1})
 
 
-def test_redact_obj_returns_new_containers() -> None:
-    event = {"a": ["x"], "b": {"c": "y"}}
+def test_redact_obj_returns_new_containers_when_it_redacts() -> None:
+    event = {"a": ["x"], "b": {"c": "mail a.b@example.com"}}
     out, _ = default_redactor().redact_obj(event)
-    assert out == event
+    assert out == {"a": ["x"], "b": {"c": "mail [REDACTED:email]"}}
     assert out is not event and out["a"] is not event["a"] and out["b"] is not event["b"]
+    assert event["b"]["c"] == "mail a.b@example.com"
+
+
+def test_redact_obj_hands_back_a_clean_object_as_it_is() -> None:
+    event = {"a": ["x"], "b": {"c": "y"}}
+    out, counts = default_redactor().redact_obj(event)
+    assert out is event and counts == Counter()
+
+
 
 
 def test_redact_obj_secret_keys_with_placeholder_or_null_values() -> None:
@@ -580,3 +589,14 @@ def test_redact_obj_does_not_mutate_and_is_idempotent(obj: object) -> None:
 ])
 def test_secret_names_with_a_key_suffix(text: str, expected: str) -> None:
     assert Redactor().redact(text)[0] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.text(max_size=40) | _SECRETS, lambda children: st.lists(children, max_size=4)
+                    | st.dictionaries(st.text(max_size=12) | st.sampled_from(["password", "Authorization", "note"]),
+                                      children, max_size=4), max_leaves=12))
+def test_the_clean_shortcut_never_skips_a_secret(obj: object) -> None:
+    """redact_obj's one-pass check over joined strings agrees with redacting field by field."""
+    redactor = default_redactor()
+    counts: Counter[str] = Counter()
+    assert redactor.redact_obj(obj) == (redactor._redact_value(obj, counts), counts)
