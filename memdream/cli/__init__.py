@@ -88,7 +88,7 @@ def _root(
 
 
 def _register() -> None:
-    from memdream.cli import cards_cmd, dream_cmd, ingest_cmd, init_cmd, lint_cmd, textconv_cmd
+    from memdream.cli import cards_cmd, dream_cmd, ingest_cmd, init_cmd, lint_cmd, recall_cmd, textconv_cmd
 
     app.command("init")(init_cmd.init)
     app.command("ingest")(ingest_cmd.ingest)
@@ -97,6 +97,7 @@ def _register() -> None:
     app.command("lint")(lint_cmd.lint)
     app.command("cards")(cards_cmd.cards)
     app.command("show")(cards_cmd.show)
+    app.command("recall")(recall_cmd.recall)
     app.command("textconv", hidden=True)(textconv_cmd.textconv)
 
 

@@ -13,7 +13,6 @@ from memdream import __version__
 from memdream.cli import app
 
 
-
 def _visible_commands() -> dict[str, object]:
     import typer.main
 

@@ -1,0 +1,138 @@
+"""Benchmark: `memdream recall` as a real process (figures, not a timed test).
+
+Memory: 10,000 cards (bench/synth.py::build_card_memory) plus 100,000 raw events
+(synthetic_events, ingested). Figures, medians over --runs:
+
+1. one `memdream recall QUERY` process, warm index cache        target <= 300 ms wall
+2. `memdream recall --queries FILE` throughput                   target >= 200 queries/s
+3. `memdream --help`                                             target <= 250 ms
+4. cold: the first recall after ingest (builds the index cache), and an incremental rebuild
+   after one card changed / after one new segment
+
+The machine is shared: its load average is printed with the figures.
+
+Usage: python bench/recall_bench.py [--cards C] [--events N] [--runs R] [--queries Q]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.synth import _ATTRIBUTES, _SUBJECTS, build_card_memory, synthetic_events  # noqa: E402
+
+# Bytecode caching on, as in any installation (a development shell may have it off).
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "NO_COLOR": "1",
+       "MEMDREAM_NOW": "2027-01-01T00:00:00Z"}
+FAST_PATH = "memdream.recall.fastpath"
+
+
+def memdream(*args: str, module: str = "memdream") -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=ENV)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"memdream {' '.join(args[:3])} failed: {done.stderr.strip()}")
+    return elapsed, done.stdout
+
+
+def queries(count: int, seed: int = 5) -> list[str]:
+    """Agent-like questions over the synthetic vocabulary, some with typos or glued names."""
+    rng = random.Random(seed)
+    shapes = [
+        "what is the {attribute} of {subject}-{n}",
+        "{subject} {n} {attribute}",
+        "how do I change the {attribute} for {subject}{n}",
+        "nightly job {subject} failing",
+        "which {attribute} did we set last time",
+        "{subject} owner and {attribute}",
+    ]
+    return [rng.choice(shapes).format(subject=rng.choice(_SUBJECTS), attribute=rng.choice(_ATTRIBUTES),
+                                      n=rng.randrange(250)) for _ in range(count)]
+
+
+def build(root: Path, tmp: Path, cards: int, events: int) -> float:
+    build_card_memory(root, cards)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "cards"],
+                   check=True)
+    log = tmp / "events.jsonl"
+    log.write_text("".join(json.dumps(event) + "\n" for event in synthetic_events(events)), encoding="utf-8")
+    elapsed, _ = memdream("ingest", str(log), "-m", str(root))
+    return elapsed
+
+
+def machine() -> str:
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load average {load}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cards", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        root = tmp / "mem"
+        print(f"building: {args.cards} cards, {args.events} raw events ...", flush=True)
+        ingest_time = build(root, tmp, args.cards, args.events)
+        asked = queries(args.queries)
+        cold, _ = memdream("recall", asked[0], "-m", str(root))
+        raw_cold, _ = memdream("recall", "please look again", "-m", str(root))  # indexes the raw layer
+        single = [memdream("recall", query, "-m", str(root))[0] for query in asked[1:args.runs + 1]]
+        single_json = [memdream("recall", query, "-m", str(root), "--format", "json", "--budget", "8000")[0]
+                       for query in asked[1:args.runs + 1]]
+        raw_only = [memdream("recall", f"please look at zzz{n} again", "-m", str(root))[0] for n in range(args.runs)]
+        fast = [memdream(query, "-m", str(root), module=FAST_PATH)[0] for query in asked[1:args.runs + 1]]
+        fast_raw = [memdream(f"please look at zzz{n} again", "-m", str(root), module=FAST_PATH)[0]
+                    for n in range(args.runs)]
+        query_file = tmp / "queries.txt"
+        query_file.write_text("\n".join(asked) + "\n", encoding="utf-8")
+        batch = [memdream("recall", "--queries", str(query_file), "-m", str(root))[0] for _ in range(3)]
+        raw_query_file = tmp / "raw-queries.txt"
+        raw_query_file.write_text("".join(f"please look at zzz{n} region again\n" for n in range(200)))
+        raw_batch = [memdream("recall", "--queries", str(raw_query_file), "-m", str(root))[0] for _ in range(3)]
+        helps = [memdream("--help")[0] for _ in range(args.runs)]
+        card = next((root / "cards" / "facts").iterdir())
+        card.write_text(card.read_text(encoding="utf-8").replace("nightly", "weekly"), encoding="utf-8")
+        card_rebuild, _ = memdream("recall", asked[0], "-m", str(root))
+        extra = tmp / "extra.jsonl"
+        extra.write_text("".join(json.dumps({**event, "session": f"x-{event['session']}"}) + "\n"
+                                 for event in synthetic_events(1000, seed=3)))
+        memdream("ingest", str(extra), "-m", str(root))
+        segment_rebuild, _ = memdream("recall", "zzz-nothing qqq", "-m", str(root))
+    ms = 1000.0
+    print(f"memory: {args.cards} cards, {args.events} raw events (ingest {ingest_time:.1f} s)")
+    print(f"recall, one process, warm cache, text 2000 B:  median {statistics.median(single) * ms:6.0f} ms"
+          f"  (target <= 300)")
+    print(f"recall, one process, warm cache, json 8000 B:  median {statistics.median(single_json) * ms:6.0f} ms")
+    print(f"recall, one process, raw fallback (no card):   median {statistics.median(raw_only) * ms:6.0f} ms")
+    print(f"the same through the argparse fast path ({FAST_PATH}, not routed by memdream.entry yet):")
+    print(f"  cards, text 2000 B:                          median {statistics.median(fast) * ms:6.0f} ms")
+    print(f"  raw fallback:                                median {statistics.median(fast_raw) * ms:6.0f} ms")
+    print(f"recall --queries, {len(asked)} queries:          median {len(asked) / statistics.median(batch):6.0f}"
+          f" queries/s (target >= 200, process start included)")
+    print(f"recall --queries, 200 raw-fallback queries:    median {200 / statistics.median(raw_batch):6.0f} queries/s")
+    print(f"memdream --help:                               median {statistics.median(helps) * ms:6.0f} ms"
+          f"  (target <= 250)")
+    print(f"cold: first recall (card index) {cold * ms:.0f} ms; first raw fallback (raw index) {raw_cold * ms:.0f} ms;"
+          f" after 1 card changed {card_rebuild * ms:.0f} ms; after 1 new segment {segment_rebuild * ms:.0f} ms")
+    print(f"machine: {machine()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""Recall: the plan, then the best cards for a query, then (as a fallback) raw events, within a byte budget.
+
+A :class:`Recaller` loads the index once and answers many queries (``--queries``); :func:`recall`
+answers one. Recall never writes a tracked file: it appends to .memdream/usage.jsonl and keeps its
+index cache under .memdream/cache/recall/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdream.clock import format_timestamp, now, parse_timestamp
+from memdream.errors import UsageError
+from memdream.memory.card import ACTIVE_STATUSES
+from memdream.memory.paths import MemoryPaths
+from memdream.recall import index as index_mod
+from memdream.recall.index import CardDoc, CardIndex, compact_name, file_stamp
+from memdream.recall.rank import RawRanker, StaticScores, Weights, rank_cards
+from memdream.recall.render import Budget, Item, card_text, cut, plan_text, raw_text
+from memdream.recall.text import tokenize
+from memdream.recall.usage import UsageLog, counts_at
+
+if TYPE_CHECKING:
+    from memdream.memory.store import Memory
+
+MIN_BUDGET = 64
+CARD_TYPES = ("fact", "strategy", "lesson")
+STATUSES = ("verified", "inferred", "conflicting", "superseded", "archived")
+INACTIVE = frozenset({"superseded", "archived"})
+# Below this much room the context is full: no line is that short.
+MIN_LINE = 24
+# After this many candidates in a row did not fit, the rest will not either.
+MAX_MISSES = 48
+# Raw scores can reach 1 + the episode share; reported scaled into [0, 1].
+RAW_SCORE_SCALE = 1.3
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    budget: int | None = None  # bytes; None: recall.budget from memdream.yaml
+    card_type: str | None = None
+    status: str | None = None
+    subject: str | None = None
+    since: str | None = None  # ISO 8601
+    include_archived: bool = False
+
+    def check(self) -> None:
+        if self.budget is not None and self.budget < MIN_BUDGET:
+            raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes, not {self.budget}")
+        if self.card_type is not None and self.card_type not in CARD_TYPES:
+            raise UsageError(f"--type must be one of {', '.join(CARD_TYPES)}, not {self.card_type!r}")
+        if self.status is not None and self.status not in STATUSES:
+            raise UsageError(f"--status must be one of {', '.join(STATUSES)}, not {self.status!r}")
+        if self.since is not None:
+            try:
+                parse_timestamp(self.since)
+            except ValueError:
+                raise UsageError(f"--since {self.since!r} is not an ISO 8601 date or time") from None
+
+    @property
+    def cards_only(self) -> bool:
+        """Type and status are card properties: with either filter, raw events never qualify."""
+        return self.card_type is not None or self.status is not None
+
+
+@dataclass
+class RecallResult:
+    query: str
+    budget: int
+    context: str
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.context.encode("utf-8"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "budget": self.budget, "bytes": self.bytes, "context": self.context,
+                "items": [item.to_dict() for item in self.items]}
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Settings and plan as recall uses them, cached by the stat of memdream.yaml and plan.yaml:
+    validating them needs the JSON Schemas, whose import alone costs more than a warm recall."""
+
+    stamp: tuple[Any, Any]
+    budget: int
+    weights: Weights
+    half_life_days: float
+    trim_above: int
+    plan: str
+
+
+def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
+    stamp = (file_stamp(paths.config), file_stamp(paths.plan))
+    path = index_mod.cache_dir(paths) / "meta.pickle"
+    cached = index_mod.read_pickle(path)
+    if isinstance(cached, Meta) and cached.stamp == stamp:
+        return cached
+    loaded = memory()
+    settings = loaded.settings
+    plan = loaded.load_plan()
+    weights = Weights(**{name: float(value) for name, value in settings.get("recall.weights").items()})
+    meta = Meta(stamp=stamp, budget=int(settings.get("recall.budget")), weights=weights,
+                half_life_days=float(settings.get("recall.recency_half_life_days")),
+                trim_above=int(settings.get("recall.raw_trim_above")),
+                plan=plan_text(plan.goal, [item.text for item in plan.next]))
+    index_mod.write_pickle(path, meta)
+    return meta
+
+
+class Recaller:
+    """The loaded index of one memory, ready to answer queries with fixed options.
+
+    ``memory`` is a :class:`Memory` or its root folder; with a folder and a warm cache, neither
+    YAML nor the schemas are imported.
+    """
+
+    def __init__(self, memory: Memory | Path, options: RecallOptions | None = None) -> None:
+        self._memory: Memory | None = None
+        if isinstance(memory, (str, Path)):
+            self.paths = MemoryPaths(Path(memory))
+        else:
+            self._memory, self.paths = memory, memory.paths
+        self.options = options or RecallOptions()
+        self.options.check()
+        self.meta = load_meta(self.paths, self.memory)
+        self.budget = self.options.budget if self.options.budget is not None else self.meta.budget
+        if self.budget < MIN_BUDGET:
+            raise UsageError(f"recall.budget must be at least {MIN_BUDGET} bytes, not {self.budget}")
+        self.since = parse_timestamp(self.options.since).timestamp() if self.options.since else None
+        self.subject = compact_name(self.options.subject) if self.options.subject else None
+        self.now = now()
+        self.cards: CardIndex = index_mod.load_card_index(self.paths, self.memory)
+        self.static = StaticScores(self.cards, self.meta.weights, self.now.timestamp(), self.meta.half_life_days,
+                                   counts_at(self.paths) if len(self.cards) else {})
+        unfiltered = self.options == RecallOptions(budget=self.options.budget)
+        self._accept = None if unfiltered else self._accepts  # None: the index's active mask
+        self._raw: RawRanker | None = None
+        self.usage = UsageLog(self.paths)
+
+    def memory(self) -> Memory:
+        if self._memory is None:
+            from memdream.memory.store import Memory
+
+            self._memory = Memory(self.paths.root)
+        return self._memory
+
+    # -- cards -------------------------------------------------------------------------------------
+    def _accepts(self, number: int) -> bool:
+        doc = self.cards.doc(number)
+        card_type, subject, status, epoch, archived = doc.type, doc.subject, doc.status, doc.epoch, doc.archived
+        options = self.options
+        if (archived or status in INACTIVE) and not (options.include_archived or options.status in INACTIVE):
+            return False
+        if options.card_type is not None and card_type != options.card_type:
+            return False
+        if options.status is not None and status != options.status:
+            return False
+        if self.subject is not None and self.subject not in compact_name(subject):
+            return False
+        return self.since is None or epoch >= self.since
+
+    def _conflict_partners(self, doc: CardDoc) -> list[CardDoc]:
+        """``doc`` and every other active card of its fact key that is marked conflicting."""
+        assert doc.key is not None
+        others = (self.cards.doc(number) for number in self.cards.shared_keys.get(doc.key, []))
+        return [doc] + sorted((other for other in others if other.status == "conflicting" and other.id != doc.id),
+                              key=lambda other: other.id)
+
+    def _card_items(self, query: str) -> Iterator[Item]:
+        """Relevant cards as items, best first: one per fact key, one per single raw source."""
+        keys: set[tuple[str, str]] = set()
+        single_sources: set[str] = set()
+        for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept):
+            doc = self.cards.doc(number)
+            partners: list[CardDoc] = []
+            if doc.key is not None and not doc.archived and doc.status in ACTIVE_STATUSES:
+                if doc.key in keys:
+                    continue
+                keys.add(doc.key)
+                if doc.status == "conflicting":
+                    partners = self._conflict_partners(doc)
+            if len(doc.evidence) == 1:
+                if doc.evidence[0] in single_sources:
+                    continue  # another card already stands on this one event
+                single_sources.add(doc.evidence[0])
+            shown = partners if len(partners) > 1 else [doc]
+            yield Item(source="card", id=doc.id, type=doc.type, status=doc.status, score=round(score, 4),
+                       ts=doc.ts, text=card_text(doc, shown if len(shown) > 1 else None),
+                       evidence=list(dict.fromkeys(ref for card in shown for ref in card.evidence)),
+                       conflicts=[card.id for card in shown[1:]])
+
+    # -- raw events --------------------------------------------------------------------------------
+    @property
+    def raw(self) -> RawRanker:
+        if self._raw is None:
+            self._raw = RawRanker(index_mod.load_segment_indexes(self.paths), self._read_events,
+                                  lambda event: tokenize(index_mod.event_text(event)))
+        return self._raw
+
+    def _read_events(self, events: list[int]) -> dict[int, dict[str, Any]]:
+        ranker = self._raw
+        assert ranker is not None
+        by_segment: dict[int, list[tuple[int, int]]] = {}
+        for event in events:
+            number, doc = ranker.locate(event)
+            by_segment.setdefault(number, []).append((event, doc))
+        found: dict[int, dict[str, Any]] = {}
+        for number, pairs in by_segment.items():
+            segment = ranker.segments[number]
+            lines = index_mod.read_events(self.paths, segment.segment, [segment.offsets[doc] for _, doc in pairs])
+            for event, doc in pairs:
+                found[event] = lines[segment.offsets[doc]]
+        return found
+
+    def _raw_items(self, query: str, limit: int) -> Iterator[Item]:
+        ranker = self.raw
+        since = self.since
+
+        def accept(number: int, doc: int) -> bool:
+            return since is None or ranker.segments[number].epochs[doc] >= since
+
+        ranked = ranker.rank(query, accept, limit)
+        events = self._read_events([event for _, event in ranked])
+        query_tokens = frozenset(tokenize(query))
+        for score, number in ranked:
+            event = events[number]
+            if self.subject is not None and self.subject not in compact_name(index_mod.event_text(event)):
+                continue
+            ref = f"log://{event.get('session', '')}#{event.get('id', '')}"
+            yield Item(source="raw", id=ref, type=str(event.get("kind", "")),
+                       score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
+                       text=raw_text(event, query_tokens, self.meta.trim_above), evidence=[ref])
+
+    # -- the whole recall --------------------------------------------------------------------------
+    def recall(self, query: str) -> RecallResult:
+        budget = Budget(self.budget)
+        items: list[Item] = []
+        if self.meta.plan:  # resident: always first, cut only if it alone exceeds the budget
+            plan = Item(source="plan", id="plan", text=self.meta.plan)
+            if not budget.fits(plan.text):
+                plan.text = cut(plan.text, budget.room - 1)
+            budget.add(plan.text)
+            items.append(plan)
+        shown_before = len(items)
+        cited: set[str] = set()
+        overflow = self._fill(budget, self._card_items(query), items, cited)
+        if overflow is None and not self.options.cards_only and budget.room >= MIN_LINE:
+            overflow = self._fill(budget, self._raw_items(query, limit=budget.room // 16 + 32), items, cited)
+        if len(items) == shown_before and overflow is not None and budget.room >= MIN_LINE:
+            if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
+                items.append(overflow)
+        self.usage.append(format_timestamp(self.now), query, [item.id for item in items if item.source == "card"])
+        return RecallResult(query=query, budget=self.budget, context=budget.context, items=items)
+
+    @staticmethod
+    def _fill(budget: Budget, candidates: Iterator[Item], items: list[Item], cited: set[str]) -> Item | None:
+        """Add candidates in rank order while they fit; the first that did not fit, or None if all did.
+
+        Raw items already cited by a shown card, or saying the same words as a shown raw item, are
+        skipped (no two items from one source).
+        """
+        first_miss: Item | None = None
+        misses = 0
+        seen: set[bytes] = set()
+        for item in candidates:
+            if budget.room < MIN_LINE or misses >= MAX_MISSES:
+                first_miss = first_miss or item
+                break
+            if item.source == "raw":
+                if item.id in cited:
+                    continue
+                fingerprint = hashlib.blake2b(" ".join(tokenize(item.text.split(": ", 1)[-1])).encode(),
+                                              digest_size=8).digest()
+                if fingerprint in seen:
+                    continue
+                seen.add(fingerprint)
+            if budget.add_item(item):
+                items.append(item)
+                cited.update(item.evidence)
+                misses = 0
+            else:
+                first_miss = first_miss or item
+                misses += 1
+        return first_miss
+
+    def close(self) -> None:
+        self.usage.close()
+
+
+def recall(memory: Memory | Path, query: str, options: RecallOptions | None = None) -> RecallResult:
+    """Answer one query (see :class:`Recaller` to answer many)."""
+    recaller = Recaller(memory, options)
+    try:
+        return recaller.recall(query)
+    finally:
+        recaller.close()

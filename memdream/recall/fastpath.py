@@ -1,0 +1,71 @@
+"""`memdream recall` without the CLI framework: the same options, parsed with argparse.
+
+An agent calls recall on every turn, so process start-up is most of its latency. typer 0.2x builds
+a pydantic TypeAdapter for every option of a command before running it (~200 ms per process, for
+any command); this path skips that and the framework import, and runs the very same
+:func:`memdream.recall.command.run`. memdream.entry may route ``recall`` here (as it routes
+``enqueue --from-hook``); ``--help`` stays with the typer command, which documents the options.
+tests/recall/test_fastpath.py keeps the two parsers in step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        _fail(message, 2)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def parser() -> argparse.ArgumentParser:
+    made = _Parser(prog="memdream recall", add_help=False, allow_abbrev=False)
+    made.add_argument("query", nargs="?")
+    made.add_argument("--budget", "-b", type=int)
+    made.add_argument("--type", "-t", dest="card_type")
+    made.add_argument("--status", "-s")
+    made.add_argument("--subject")
+    made.add_argument("--since")
+    made.add_argument("--include-archived", action="store_true")
+    made.add_argument("--queries", type=Path)
+    made.add_argument("--memory", "-m", type=Path)
+    made.add_argument("--format", "-f", dest="output", default="text", type=str.lower, choices=("text", "json"))
+    return made
+
+
+def main(argv: list[str]) -> int:
+    """Run ``memdream recall`` with ``argv`` (the arguments after ``recall``); returns the exit code."""
+    from memdream.errors import EXIT_INTERRUPTED, MemdreamError
+
+    args = parser().parse_args(argv)
+    debug = os.environ.get("MEMDREAM_DEBUG", "") not in ("", "0")
+    try:
+        from memdream.memory.locate import find_memory_root
+        from memdream.recall.command import run
+        from memdream.recall.engine import RecallOptions
+
+        options = RecallOptions(budget=args.budget, card_type=args.card_type, status=args.status,
+                                subject=args.subject, since=args.since, include_archived=args.include_archived)
+        run(find_memory_root(args.memory), args.query, args.queries, options, as_json=args.output == "json")
+    except MemdreamError as error:
+        if debug:
+            raise
+        _fail(str(error), error.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", EXIT_INTERRUPTED)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,438 @@
+"""The recall index: inverted postings over cards and over raw segments, cached under .memdream/cache/.
+
+.memdream/cache/recall/cards.pickle      every card as a compact record + postings; valid while the
+                                         (name, size, mtime) of every card and archive file is the same
+.memdream/cache/recall/raw/<seg>.pickle  one per raw segment, valid while the manifest's sha256 of the
+                                         segment is. Segments are immutable: a new segment adds one
+                                         file, old ones are never rebuilt.
+.memdream/cache/recall/meta.pickle       recall settings and the rendered plan (see engine.load_meta).
+
+Postings are three flat arrays (term bounds, doc numbers, term frequencies) and a token -> term
+number dict: they unpickle in milliseconds. Raw events are not copied: each indexed event keeps its
+byte offset in the segment file and is read from there when it is rendered.
+
+The warm path (cache valid) imports neither YAML nor the JSON Schemas: a cache miss does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import pickle
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memdream.clock import parse_timestamp
+from memdream.memory.card import ACTIVE_STATUSES
+from memdream.memory.paths import LAYERS, MemoryPaths
+from memdream.recall.text import tokenize
+
+if TYPE_CHECKING:
+    from memdream.memory.store import Memory
+
+INDEX_VERSION = 7
+# Which raw events can answer a question (tool calls, goals and plans are left out).
+RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
+BM25_K1 = 1.2
+BM25_B = 0.75
+# BM25F-lite: a card's fields count this many times towards its term frequencies.
+CARD_FIELD_WEIGHTS = {"statement": 1.0, "subject": 2.0, "attribute": 1.5, "value": 1.5, "tags": 1.0,
+                      "scope": 0.5}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+
+
+class Postings:
+    """An inverted index in three flat arrays: pickles and loads fast (no object per posting list)."""
+
+    __slots__ = ("terms", "bounds", "docs", "counts")
+
+    def __init__(self, lists: dict[str, tuple[list[int], list[float]]] | None = None, code: str = "f") -> None:
+        self.terms: dict[str, int] = {}
+        self.bounds: array[int] = array("q", [0])
+        self.docs: array[int] = array("i")
+        self.counts: array[Any] = array(code)
+        for token, (docs, counts) in (lists or {}).items():
+            self.terms[token] = len(self.terms)
+            self.docs.extend(docs)
+            self.counts.extend(counts)
+            self.bounds.append(len(self.docs))
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.terms, self.bounds, self.docs, self.counts)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.terms, self.bounds, self.docs, self.counts = state
+
+    def frequency(self, token: str) -> int:
+        term = self.terms.get(token)
+        return 0 if term is None else self.bounds[term + 1] - self.bounds[term]
+
+    def get(self, token: str) -> tuple[array[int], array[Any]] | None:
+        """(doc numbers, counts) of ``token``, or None."""
+        term = self.terms.get(token)
+        if term is None:
+            return None
+        start, end = self.bounds[term], self.bounds[term + 1]
+        return self.docs[start:end], self.counts[start:end]
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+
+class CardDoc(NamedTuple):
+    """What recall needs of one card: to rank it, filter it and render it."""
+
+    id: str
+    type: str
+    subject: str
+    attribute: str | None
+    value: str | None
+    statement: str
+    scope: str | None
+    status: str
+    confidence: float
+    ts: str  # last_verified_at, else updated_at
+    epoch: float  # ts in seconds, for recency
+    evidence: tuple[str, ...]
+    key: tuple[str, str] | None  # the normalized fact key
+    references: int
+    archived: bool
+
+
+@dataclass
+class CardIndex:
+    """Every card (active and archived). The index is rebuilt whenever any card file changes, so
+    idf and lengths are fixed per build: postings hold finished BM25 term weights ("impacts")."""
+
+    stamp: str
+    # Each card's CardDoc fields, pickled one by one into a blob: a recall unpickles only the few
+    # cards it looks at, not 10,000 (the columns below are what ranking reads for every candidate).
+    blob: bytes = b""
+    bounds: array[int] = field(default_factory=lambda: array("q", [0]))
+    ids: list[str] = field(default_factory=list)
+    epochs: array[float] = field(default_factory=lambda: array("d"))
+    confidences: array[float] = field(default_factory=lambda: array("d"))
+    references: array[int] = field(default_factory=lambda: array("i"))
+    active: bytearray = field(default_factory=bytearray)  # 1: in cards/ and not superseded/archived
+    postings: Postings = field(default_factory=Postings)  # token -> (docs, BM25 impact)
+    idf: dict[str, float] = field(default_factory=dict)
+    subjects: dict[str, list[int]] = field(default_factory=dict)  # compact subject -> doc numbers
+    shared_keys: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # keys of >1 active card
+    max_references: int = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def doc(self, number: int) -> CardDoc:
+        return CardDoc(*pickle.loads(self.blob[self.bounds[number]:self.bounds[number + 1]]))
+
+
+@dataclass
+class SegmentIndex:
+    """The raw events of one segment that recall can return, in file order."""
+
+    segment: str
+    sha256: str
+    offsets: array[int] = field(default_factory=lambda: array("q"))  # byte offset of each event's line
+    epochs: array[float] = field(default_factory=lambda: array("d"))
+    lengths: array[int] = field(default_factory=lambda: array("i"))
+    groups: array[int] = field(default_factory=lambda: array("i"))  # episode (session + segment tag) number
+    previous: array[int] = field(default_factory=lambda: array("i"))  # same session's neighbour, or -1
+    following: array[int] = field(default_factory=lambda: array("i"))
+    postings: Postings = field(default_factory=Postings)  # token -> (docs, length-normalized BM25 tf part)
+    speakers: Postings = field(default_factory=Postings)  # speaker token -> doc numbers
+    total_length: int = 0
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+
+# -- stamps -------------------------------------------------------------------------------------
+def card_files_stamp(paths: MemoryPaths) -> str:
+    """A digest of the name, size and mtime of every file in the card and archive folders: any
+    edit, add or delete changes it. (One stat per card: ~3 µs each, the price of noticing edits made
+    in place, which change no directory's mtime.)"""
+    entries: list[tuple[str, int, int]] = []
+    for base in (paths.cards, paths.archive):
+        for layer in LAYERS:
+            folder = base / layer
+            entries.append((f"{base.name}/{layer}", 0, 0))
+            try:
+                with os.scandir(folder) as scan:
+                    for entry in scan:
+                        info = entry.stat()
+                        entries.append((entry.name, info.st_size, info.st_mtime_ns))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+    entries.sort()
+    return hashlib.blake2b(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL), digest_size=16).hexdigest()
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_size, info.st_mtime_ns)
+
+
+# -- pickle files --------------------------------------------------------------------------------
+def cache_dir(paths: MemoryPaths) -> Path:
+    return paths.state / "cache" / "recall"
+
+
+def read_pickle(path: Path) -> Any:
+    """The cached object, or None when missing, corrupt or of another index version."""
+    try:
+        with open(path, "rb") as handle:
+            version, payload = pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+        return None
+    return payload if version == INDEX_VERSION else None
+
+
+def write_pickle(path: Path, payload: Any) -> None:
+    """Atomic: concurrent recalls see the old cache or the new one. A read-only memory just skips it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            pickle.dump((INDEX_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+# -- building -------------------------------------------------------------------------------------
+def _epoch(text: str | None) -> float:
+    if not text:
+        return 0.0
+    try:
+        return parse_timestamp(text).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def compact_name(text: str) -> str:
+    """A name as fuzzy matching and --subject compare it: lowercase letters and digits only."""
+    return "".join(char for char in text.lower() if char.isalnum())
+
+
+def build_card_index(memory: Memory, stamp: str) -> CardIndex:
+    from memdream.dream.model import normalize_name
+    from memdream.memory.cardcache import load_cards
+
+    index = CardIndex(stamp=stamp)
+    lists: dict[str, tuple[list[int], list[float]]] = {}
+    lengths: list[float] = []
+    subjects: dict[str, list[int]] = defaultdict(list)
+    keys: dict[tuple[str, str], list[int]] = defaultdict(list)
+    blob = bytearray()
+    for number, cached in enumerate(load_cards(memory, include_archive=True)):
+        card = cached.card
+        ts = card.last_verified_at or card.updated_at
+        key = (normalize_name(card.subject), normalize_name(card.attribute)) if card.attribute else None
+        doc = CardDoc(
+            id=card.id, type=card.type, subject=card.subject, attribute=card.attribute, value=card.value,
+            statement=card.statement, scope=card.scope, status=card.status, confidence=card.confidence,
+            ts=ts, epoch=_epoch(ts), evidence=tuple(item.ref for item in card.evidence), key=key,
+            references=int(card.reference_count or 0), archived=cached.file.archived,
+        )
+        blob += pickle.dumps(tuple(doc), protocol=pickle.HIGHEST_PROTOCOL)
+        index.bounds.append(len(blob))
+        index.ids.append(card.id)
+        index.epochs.append(doc.epoch)
+        index.confidences.append(doc.confidence)
+        index.references.append(doc.references)
+        index.max_references = max(index.max_references, doc.references)
+        active = not cached.file.archived and card.status in ACTIVE_STATUSES
+        index.active.append(active)
+        if key is not None and active:
+            keys[key].append(number)
+        counts: dict[str, float] = defaultdict(float)
+        fields = {"statement": card.statement, "subject": card.subject, "attribute": card.attribute or "",
+                  "value": card.value or "", "tags": " ".join(card.tags), "scope": card.scope or ""}
+        for name, text in fields.items():
+            for token in tokenize(text):
+                counts[token] += CARD_FIELD_WEIGHTS[name]
+        for token, count in counts.items():
+            entry = lists.setdefault(token, ([], []))
+            entry[0].append(number)
+            entry[1].append(count)
+        lengths.append(sum(counts.values()))
+        subjects[compact_name(card.subject)].append(number)
+    index.blob = bytes(blob)
+    index.shared_keys = {key: numbers for key, numbers in keys.items() if len(numbers) > 1}
+    average = (sum(lengths) / len(lengths)) if lengths else 1.0
+    for token, (numbers, weights) in lists.items():
+        weight = index.idf[token] = idf(len(lengths), len(numbers))
+        for position, (number, count) in enumerate(zip(numbers, weights)):
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[number] / average)
+            weights[position] = weight * count * (BM25_K1 + 1) / (count + norm)
+    index.postings = Postings(lists, "f")
+    index.subjects = dict(subjects)
+    return index
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """The searchable words of an event: its text, error, tool and the fact it carries."""
+    parts = [str(event.get(name) or "") for name in ("text", "error", "tool", "goal")]
+    fact = event.get("fact")
+    if isinstance(fact, dict):
+        parts.extend(str(fact.get(name) or "") for name in ("subject", "attribute", "value"))
+    return " ".join(part for part in parts if part)
+
+
+def event_speaker(event: dict[str, Any]) -> str:
+    return str(event.get("speaker") or event.get("actor") or "")
+
+
+def _date_tokens(ts: str) -> list[str]:
+    """The year and the month name of an event: "what happened in May 2023" meets events of then."""
+    try:
+        return [ts[:4], _MONTHS[int(ts[5:7]) - 1]]
+    except (ValueError, IndexError):
+        return []
+
+
+def _episode(event: dict[str, Any]) -> str:
+    segment = next((tag for tag in event.get("tags") or () if str(tag).startswith("segment:")), "")
+    return f"{event.get('session', '')}\0{segment}"
+
+
+def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
+    index = SegmentIndex(segment=segment, sha256=sha256)
+    lists: dict[str, tuple[list[int], list[float]]] = {}
+    speaker_lists: dict[str, tuple[list[int], list[float]]] = {}
+    group_numbers: dict[str, int] = {}
+    last_of_session: dict[str, int] = {}
+    offset = 0
+    with open(path, "rb") as handle:
+        for raw in handle:
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            event = json.loads(raw)
+            if event.get("kind") not in RAW_KINDS:
+                continue
+            doc = len(index.offsets)
+            tokens = tokenize(event_text(event)) + _date_tokens(str(event.get("ts", "")))
+            frequencies: dict[str, int] = defaultdict(int)
+            for token in tokens:
+                frequencies[token] += 1
+            for token, count in frequencies.items():
+                entry = lists.setdefault(token, ([], []))
+                entry[0].append(doc)
+                entry[1].append(count)
+            for token in set(tokenize(event_speaker(event))):
+                entry = speaker_lists.setdefault(token, ([], []))
+                entry[0].append(doc)
+                entry[1].append(1)
+            index.groups.append(group_numbers.setdefault(_episode(event), len(group_numbers)))
+            session = str(event.get("session", ""))
+            before = last_of_session.get(session, -1)
+            index.previous.append(before)
+            index.following.append(-1)
+            if before >= 0:
+                index.following[before] = doc
+            last_of_session[session] = doc
+            index.offsets.append(start)
+            index.epochs.append(_epoch(event.get("ts")))
+            index.lengths.append(len(tokens))
+    index.total_length = sum(index.lengths)
+    average = (index.total_length / len(index.lengths)) if index.lengths else 1.0
+    for numbers, parts in lists.values():
+        for position, (number, frequency) in enumerate(zip(numbers, parts)):
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * index.lengths[number] / average)
+            parts[position] = frequency * (BM25_K1 + 1) / (frequency + norm)
+    index.postings = Postings(lists, "f")
+    index.speakers = Postings(speaker_lists, "i")
+    return index
+
+
+# -- loading ---------------------------------------------------------------------------------------
+@dataclass
+class BuildCounter:
+    """How many index parts this process built rather than read: the tests' view of the cache."""
+
+    cards: int = 0
+    segments: int = 0
+
+
+BUILDS = BuildCounter()
+
+
+def load_card_index(paths: MemoryPaths, memory: Any) -> CardIndex:
+    """The card index, rebuilt (through the card cache) only when a card file changed.
+
+    ``memory`` is a callable giving the :class:`Memory` (its import costs YAML): only a miss calls it.
+    """
+    stamp = card_files_stamp(paths)
+    path = cache_dir(paths) / "cards.pickle"
+    cached = read_pickle(path)
+    if isinstance(cached, CardIndex) and cached.stamp == stamp:
+        return cached
+    index = build_card_index(memory(), stamp)
+    BUILDS.cards += 1
+    write_pickle(path, index)
+    return index
+
+
+def manifest(paths: MemoryPaths) -> list[tuple[str, str]]:
+    """(segment, sha256) of every segment in raw/MANIFEST.jsonl (see memdream.memory.raw)."""
+    try:
+        text = (paths.raw / "MANIFEST.jsonl").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                record = json.loads(line)
+                records.append((str(record["segment"]), str(record["sha256"])))
+            except (ValueError, KeyError, TypeError):
+                continue  # lint reports a broken manifest; recall reads what it can
+    return records
+
+
+def segment_path(paths: MemoryPaths, segment: str) -> Path:
+    return paths.raw / "segments" / segment
+
+
+def load_segment_indexes(paths: MemoryPaths) -> list[SegmentIndex]:
+    """One index per segment of the manifest that is present; a new segment is indexed once."""
+    found = []
+    for segment, sha256 in manifest(paths):
+        source = segment_path(paths, segment)
+        if not source.exists():
+            continue  # cloned without the raw layer
+        path = cache_dir(paths) / "raw" / f"{segment}.pickle"
+        cached = read_pickle(path)
+        if not (isinstance(cached, SegmentIndex) and cached.sha256 == sha256):
+            cached = build_segment_index(source, segment, sha256)
+            BUILDS.segments += 1
+            write_pickle(path, cached)
+        found.append(cached)
+    return found
+
+
+def read_events(paths: MemoryPaths, segment: str, offsets: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The events at these byte offsets of one segment file."""
+    events = {}
+    with open(segment_path(paths, segment), "rb") as handle:
+        for offset in sorted(set(offsets)):
+            handle.seek(offset)
+            events[offset] = json.loads(handle.readline())
+    return events
+
+
+def idf(documents: int, frequency: int) -> float:
+    """BM25's idf, never negative."""
+    return math.log(1.0 + (documents - frequency + 0.5) / (frequency + 0.5))

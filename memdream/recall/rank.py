@@ -1,0 +1,314 @@
+"""Ranking: BM25 over postings, fuzzy entity names, the combined card score, and raw-event ranking.
+
+Cards (design guide §6): score = relevance·w_rel + recency·w_rec + references·w_ref + confidence·w_conf,
+relevance normalized to [0, 1] per query; only cards with some lexical or fuzzy relevance are ranked.
+
+Raw events are ranked by relevance alone (they have no confidence or references, and recency would
+bury exactly the old events that "when did ..." questions ask about). Measured on LoCoMo
+(bench/locomo.py), each of these adds recall of the gold turns within a byte budget:
+
+- the speaker as a field of its own, weighted (questions name the person the answer is about);
+- pseudo-relevance feedback (RM3-style): terms of the top few events, weighted, added to the query;
+- episode scoring: an event gains a share of the best score in its episode (session + ingest segment),
+  since the turns around one topic answer together;
+- neighbour expansion: the turns right before and after a hit, with a decayed score (a question's
+  answer is often the next turn, and does not repeat the question's words).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from memdream.recall.index import CardIndex, SegmentIndex, idf
+from memdream.recall.text import tokenize, words
+
+SPEAKER_WEIGHT = 3.0
+EPISODE_SHARE = 0.3
+NEIGHBOUR_SHARE = 0.5
+FEEDBACK_DOCS = 5
+FEEDBACK_TERMS = 10
+FEEDBACK_WEIGHT = 0.3
+FUZZY_CUTOFF = 85.0
+FUZZY_SHARE = 0.3
+MIN_FUZZY_GRAM = 4
+# A query term whose idf is below this share of the query's highest idf is ignored for cards.
+COMMON_TERM_RATIO = 0.1
+RAW_COMMON_TERM_RATIO = 0.0
+# Cards ordered by a heap first; most recalls never look further.
+HEAD = 96
+# Raw events: the best this many (at least) by BM25 get episode and neighbour scoring.
+POOL = 1000
+
+
+@dataclass(frozen=True)
+class Weights:
+    relevance: float = 0.45
+    recency: float = 0.20
+    references: float = 0.15
+    confidence: float = 0.20
+
+
+# -- cards --------------------------------------------------------------------------------------
+def bm25_cards(index: CardIndex, query: Sequence[str]) -> dict[int, float]:
+    """BM25 of every card holding a query term; terms far less specific than the query's most
+    specific one (idf below ``COMMON_TERM_RATIO`` of it) are left out: their weight is noise."""
+    present = [token for token in dict.fromkeys(query) if token in index.idf]
+    if not present:
+        return {}
+    floor = COMMON_TERM_RATIO * max(index.idf[token] for token in present)
+    repeats = {token: query.count(token) for token in present}
+    scores: dict[int, float] = {}
+    for token in sorted(present, key=index.idf.__getitem__, reverse=True):
+        if index.idf[token] < floor:
+            continue
+        entry = index.postings.get(token)
+        assert entry is not None
+        docs, impacts = entry
+        times = repeats[token]
+        if not scores and times == 1:
+            scores = dict(zip(docs, impacts))
+            continue
+        get = scores.get
+        for doc, impact in zip(docs, impacts):
+            scores[doc] = get(doc, 0.0) + times * impact
+    return scores
+
+
+def query_grams(query: str, longest: int = 3) -> list[str]:
+    """Runs of 1-3 query words glued together: "export bucket" -> "exportbucket"."""
+    found = words(query)
+    grams = {"".join(found[start:start + size]) for size in range(1, longest + 1)
+             for start in range(len(found) - size + 1)}
+    return sorted(gram for gram in grams if len(gram) >= MIN_FUZZY_GRAM)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def fuzzy_subjects(index: CardIndex, query: str) -> dict[int, float]:
+    """Cards whose subject resembles a run of query words, with the similarity in [0, 1].
+
+    Numbers must agree exactly: "postgres3" is not "postgres33", however similar the letters.
+    """
+    grams = query_grams(query)
+    if not grams or not index.subjects:
+        return {}
+    from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
+
+    blocks = subject_blocks(index)
+    found: dict[int, float] = {}
+    for gram in grams:
+        digits = _DIGITS.findall(gram)
+        names = blocks.get(gram[0], [])
+        for name, similarity, _ in process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF,
+                                                   limit=None):
+            if _DIGITS.findall(name) != digits:
+                continue
+            for doc in index.subjects[name]:
+                found[doc] = max(found.get(doc, 0.0), similarity / 100.0)
+    return found
+
+
+_BLOCKS: dict[int, tuple[CardIndex, dict[str, list[str]]]] = {}
+
+
+def subject_blocks(index: CardIndex) -> dict[str, list[str]]:
+    """Subject names by first character: a typo in a name's first letter is rare, and comparing
+    a query only with names of its first letter is what keeps fuzzy matching cheap."""
+    cached = _BLOCKS.get(id(index))
+    if cached is not None and cached[0] is index:
+        return cached[1]
+    blocks: dict[str, list[str]] = {}
+    for name in index.subjects:
+        if name:
+            blocks.setdefault(name[0], []).append(name)
+    _BLOCKS.clear()
+    _BLOCKS[id(index)] = (index, blocks)
+    return blocks
+
+
+def card_relevance(index: CardIndex, query: str) -> dict[int, float]:
+    """Relevance in [0, 1] of every card that matches the query at all."""
+    lexical = bm25_cards(index, tokenize(query))
+    fuzzy = fuzzy_subjects(index, query)
+    top = max(lexical.values(), default=0.0)
+    scale = (1 - FUZZY_SHARE) / top if top else 0.0
+    combined = {doc: value * scale for doc, value in lexical.items()}
+    for doc, similarity in fuzzy.items():
+        combined[doc] = combined.get(doc, 0.0) + FUZZY_SHARE * similarity
+    best = max(combined.values(), default=0.0)
+    return {doc: value / best for doc, value in combined.items() if value > 0} if best > 0 else {}
+
+
+class StaticScores:
+    """The query-independent part of a card's score: recency, references and confidence, computed
+    for a card the first time it is a candidate."""
+
+    def __init__(self, index: CardIndex, weights: Weights, now: float, half_life_days: float,
+                 usage: dict[str, int]) -> None:
+        self.index = index
+        self.weights = weights
+        self.now = now
+        self.half_life = half_life_days * 86400.0
+        self.usage = usage
+        self.scale = math.log1p(index.max_references + max(usage.values(), default=0)) or 1.0
+        self.values: dict[int, float] = {}
+
+    def __getitem__(self, number: int) -> float:
+        value = self.values.get(number)
+        if value is None:
+            index, weights = self.index, self.weights
+            epoch = index.epochs[number]
+            recency = 0.5 ** (max(0.0, self.now - epoch) / self.half_life) if epoch else 0.0
+            count = index.references[number] + self.usage.get(index.ids[number], 0)
+            value = self.values[number] = (
+                weights.recency * recency + weights.references * min(1.0, math.log1p(count) / self.scale)
+                + weights.confidence * max(0.0, min(1.0, index.confidences[number])))
+        return value
+
+
+def rank_cards(index: CardIndex, query: str, weights: Weights, static: StaticScores,
+               accept: Callable[[int], bool] | None) -> Iterator[tuple[float, int]]:
+    """(score, doc) of every relevant card that passes ``accept`` (None: the active ones), best first.
+
+    Lazily: the head is taken with a heap; the rest is sorted only if a consumer gets that far.
+    """
+    relevance = card_relevance(index, query)
+    if accept is None:
+        active = index.active
+        docs = [doc for doc in relevance if active[doc]]
+    else:
+        docs = [doc for doc in relevance if accept(doc)]
+    scored = [(weights.relevance * relevance[doc] + static[doc], -doc) for doc in docs]
+    head = heapq.nlargest(HEAD, scored)
+    for score, negative in head:
+        yield score, -negative
+    if len(scored) > len(head):
+        scored.sort(reverse=True)
+        for score, negative in scored[len(head):]:
+            yield score, -negative
+
+
+# -- raw events ------------------------------------------------------------------------------------
+class RawRanker:
+    """BM25 over every segment at once (global idf), plus the expansions in the module docstring.
+
+    An event is numbered globally: its segment's base plus its number in the segment. Term weights
+    were normalized by length when the segment was indexed (against that segment's average length,
+    which for segments of thousands of events is the global one within noise); idf is global.
+    """
+
+    def __init__(self, segments: list[SegmentIndex], read: Callable[[list[int]], dict[int, dict[str, Any]]],
+                 event_tokens: Callable[[dict[str, Any]], list[str]]) -> None:
+        self.segments = segments
+        self.read = read
+        self.event_tokens = event_tokens
+        self.bases: list[int] = []
+        total = 0
+        for segment in segments:
+            self.bases.append(total)
+            total += len(segment)
+        self.documents = total
+
+    def locate(self, event: int) -> tuple[int, int]:
+        """(segment number, event number in it) of a global event number."""
+        number = bisect.bisect_right(self.bases, event) - 1
+        return number, event - self.bases[number]
+
+    def frequency(self, token: str) -> int:
+        return sum(segment.postings.frequency(token) + segment.speakers.frequency(token)
+                   for segment in self.segments)
+
+    def bm25(self, query: dict[str, float]) -> dict[int, float]:
+        weights = {token: idf(self.documents, frequency) for token in query
+                   if (frequency := self.frequency(token))}
+        if not weights:
+            return {}
+        floor = RAW_COMMON_TERM_RATIO * max(weights.values())
+        scores: dict[int, float] = {}
+        for token in sorted(weights, key=weights.__getitem__, reverse=True):
+            if weights[token] < floor:
+                continue
+            weight = query[token] * weights[token]
+            for base, segment in zip(self.bases, self.segments):
+                entry = segment.postings.get(token)
+                if entry is not None:
+                    docs, parts = entry
+                    if not scores:
+                        scores = dict(zip(map(base.__add__, docs), map(weight.__mul__, parts)))
+                    else:
+                        get = scores.get
+                        for doc, part in zip(docs, parts):
+                            doc += base
+                            scores[doc] = get(doc, 0.0) + weight * part
+                spoken = segment.speakers.get(token)
+                if spoken is not None:
+                    bonus = SPEAKER_WEIGHT * weight
+                    get = scores.get
+                    for doc in spoken[0]:
+                        doc += base
+                        scores[doc] = get(doc, 0.0) + bonus
+        return scores
+
+    def expand(self, query: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
+        """RM3-style feedback: the query plus the heaviest terms of the top events."""
+        top = heapq.nlargest(FEEDBACK_DOCS, scores.items(), key=itemgetter(1))
+        if not top:
+            return query
+        best = top[0][1]
+        events = self.read([event for event, _ in top])
+        mass: dict[str, float] = defaultdict(float)
+        for event, score in top:
+            tokens = self.event_tokens(events[event])
+            for token, count in Counter(tokens).items():
+                mass[token] += (score / best) * count / len(tokens) * idf(self.documents, self.frequency(token))
+        heaviest = heapq.nlargest(FEEDBACK_TERMS + len(query), mass.items(), key=itemgetter(1))
+        extra = [token for token, _ in heaviest if token not in query]
+        extra = extra[:FEEDBACK_TERMS]
+        total = sum(mass[token] for token in extra) or 1.0
+        expanded = dict(query)
+        for token in extra:
+            expanded[token] = FEEDBACK_WEIGHT * mass[token] / total * len(extra) / 3
+        return expanded
+
+    def rank(self, query: str, accept: Callable[[int, int], bool], limit: int) -> list[tuple[float, int]]:
+        """(score in [0, 1.3], global event number) of the ``limit`` best events that pass
+        ``accept(segment number, event number)``, best first."""
+        terms: dict[str, float] = {}
+        for token in tokenize(query):
+            terms[token] = terms.get(token, 0.0) + 1.0
+        if not terms or not self.documents:
+            return []
+        scores = self.bm25(terms)
+        if not scores:
+            return []
+        scores = self.bm25(self.expand(terms, scores))
+        pool = heapq.nlargest(max(POOL, 4 * limit), scores.items(), key=itemgetter(1))
+        best = pool[0][1]
+        located = {event: self.locate(event) for event, _ in pool}
+        episode_best: dict[tuple[int, int], float] = {}
+        for event, value in pool:
+            number, doc = located[event]
+            episode = (number, self.segments[number].groups[doc])
+            episode_best[episode] = max(episode_best.get(episode, 0.0), value / best)
+        final: dict[int, float] = {}
+        for event, value in pool:
+            number, doc = located[event]
+            final[event] = value / best + EPISODE_SHARE * episode_best[(number, self.segments[number].groups[doc])]
+        for event, value in pool:
+            number, doc = located[event]
+            segment = self.segments[number]
+            share = NEIGHBOUR_SHARE * value / best
+            for neighbour in (segment.previous[doc], segment.following[doc]):
+                if neighbour >= 0 and share > final.get(self.bases[number] + neighbour, 0.0):
+                    final[self.bases[number] + neighbour] = share
+        return heapq.nlargest(limit, ((value, event) for event, value in final.items()
+                                      if accept(*self.locate(event))), key=lambda pair: (pair[0], -pair[1]))

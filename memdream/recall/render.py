@@ -1,0 +1,184 @@
+"""Rendering recall items as compact Markdown lines, and filling a byte budget with them.
+
+One line per item: ``- [YYYY-MM-DD] text``. Bytes are what the budget is about, so the lines are
+short: no session ids, no times, raw turns trimmed to the sentences that match the query (the
+elisions marked with "…"). An item that does not fit is skipped and smaller later ones may still
+fit; an item is cut (marked "…[cut]") only when nothing else would be shown at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdream.recall.index import CardDoc
+from memdream.recall.text import tokenize
+
+CUT_MARK = "…[cut]"
+ELLIPSIS = "…"
+BULLET = "- "
+# A raw text longer than this (characters) keeps only its sentences that match the query
+# (recall.raw_trim_above in memdream.yaml; 0 turns trimming off).
+TRIM_ABOVE = 120
+# Whatever trimming leaves, a raw text is not shown longer than this (characters).
+RAW_TEXT_MAX = 600
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n\s*|\s+(?=\[image:)")
+
+
+@dataclass
+class Item:
+    source: str  # plan, card or raw
+    id: str
+    text: str
+    type: str | None = None
+    status: str | None = None
+    score: float | None = None
+    ts: str | None = None
+    evidence: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"source": self.source, "id": self.id}
+        for name in ("type", "status", "score", "ts"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        data["text"] = self.text
+        if self.source != "plan":
+            data["evidence"] = self.evidence
+        if self.conflicts:
+            data["conflicts"] = self.conflicts
+        return data
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def plan_text(goal: str, next_items: list[str]) -> str:
+    """The resident plan, compact: the goal and the next actions."""
+    lines = []
+    if goal.strip():
+        lines.append(f"Plan: {one_line(goal)}")
+    if next_items:
+        lines.append("Next: " + "; ".join(one_line(item) for item in next_items))
+    return "\n".join(lines)
+
+
+def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
+    date = f"[{doc.ts[:10]}] " if doc.ts else ""
+    if conflict:
+        values = " vs ".join(f"{one_line(other.value or other.statement)} ({other.id}, {other.ts[:10]})"
+                             for other in conflict)
+        return f"{date}⚠ conflict: {doc.subject} {doc.attribute}: {values}"
+    status = "" if doc.status == "verified" else f"({doc.status}) "
+    kind = "" if doc.type == "fact" else f"{doc.type}: "
+    scope = f" (scope: {one_line(doc.scope)})" if doc.scope and doc.type != "fact" else ""
+    return f"{date}{status}{kind}{one_line(doc.statement)}{scope}"
+
+
+def event_body(event: dict[str, Any]) -> str:
+    """What an event says, in one string: text, error, the fact it carries, a verdict or outcome."""
+    text = str(event.get("text") or event.get("goal") or "")
+    fact = event.get("fact")
+    if not text and isinstance(fact, dict):
+        text = f"{fact.get('subject', '')} {fact.get('attribute', '')} = {fact.get('value', '')}"
+    if event.get("error"):
+        text = f"{text} error: {event['error']}".strip()
+    kind = event.get("kind")
+    if kind == "tool_result" and event.get("tool"):
+        text = f"{event['tool']}{'' if event.get('ok', True) else ' (failed)'}: {text}"
+    elif kind == "feedback" and event.get("verdict"):
+        text = f"({event['verdict']}) {text}"
+    elif kind == "outcome" and "ok" in event:
+        text = f"({'ok' if event['ok'] else 'failed'}) {text}"
+    return text
+
+
+def trim(text: str, query_tokens: frozenset[str], above: int = TRIM_ABOVE) -> str:
+    """A long text keeps the sentences that share a word with the query; elisions become "…"."""
+    if len(text) <= above or above <= 0:
+        return _capped(one_line(text))
+    sentences = [part for part in _SENTENCES.split(text) if part.strip()]
+    if len(sentences) > 1:
+        keep = [bool(query_tokens.intersection(tokenize(sentence))) for sentence in sentences]
+        if not any(keep):
+            keep[0] = True
+        parts: list[str] = []
+        skipped = False
+        for sentence, kept in zip(sentences, keep):
+            if kept:
+                if skipped:
+                    parts.append(ELLIPSIS)
+                parts.append(one_line(sentence))
+            skipped = not kept
+        if skipped:
+            parts.append(ELLIPSIS)
+        text = " ".join(parts)
+    return _capped(one_line(text))
+
+
+def _capped(text: str) -> str:
+    if len(text) <= RAW_TEXT_MAX:
+        return text
+    return text[:RAW_TEXT_MAX].rsplit(" ", 1)[0] + " " + ELLIPSIS
+
+
+def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE) -> str:
+    """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor)."""
+    speaker = one_line(str(event.get("speaker") or event.get("actor") or event.get("kind") or ""))
+    return f"[{str(event.get('ts', ''))[:10]}] {speaker}: {trim(event_body(event), query_tokens, trim_above)}"
+
+
+def cut(text: str, room: int) -> str:
+    """``text`` cut to ``room`` UTF-8 bytes, ending with the cut mark."""
+    keep = room - len(CUT_MARK.encode())
+    if keep <= 0:
+        return ""
+    return text.encode()[:keep].decode("utf-8", errors="ignore").rstrip() + CUT_MARK
+
+
+class Budget:
+    """The context under construction: blocks of text, one per item, never more than ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.blocks: list[str] = []
+        self.used = 0
+
+    @property
+    def room(self) -> int:
+        return self.limit - self.used
+
+    @staticmethod
+    def cost(block: str) -> int:
+        return len(block.encode()) + 1  # the newline after it
+
+    def fits(self, block: str) -> bool:
+        return self.cost(block) <= self.room
+
+    def add(self, block: str) -> None:
+        self.blocks.append(block)
+        self.used += self.cost(block)
+
+    def add_item(self, item: Item) -> bool:
+        """Add a list line for ``item`` if it fits."""
+        line = BULLET + item.text
+        if not self.fits(line):
+            return False
+        self.add(line)
+        return True
+
+    def add_cut(self, item: Item) -> bool:
+        """The last resort: ``item`` cut to the room left."""
+        text = cut(item.text, self.room - 1 - len(BULLET))
+        if not text:
+            return False
+        item.text = text
+        self.add(BULLET + text)
+        return True
+
+    @property
+    def context(self) -> str:
+        return "".join(block + "\n" for block in self.blocks)

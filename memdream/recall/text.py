@@ -1,0 +1,84 @@
+"""Tokens for lexical retrieval: lowercase unicode words, a small stopword list, a light stemmer.
+
+The stemmer is a suffix stripper of a dozen rules (plurals, -ing, -ed, -ly, a final -e) plus a
+short table of irregular English verbs, so that "painting", "painted" and "paints" meet, and "went"
+meets "go". It is deliberately cruder than Porter: both sides of a comparison go through the same
+function, so only collisions matter, not linguistic correctness.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most
+my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves s t d ll m re ve don didn doesn isn wasn aren weren won
+hey hi oh yeah yes wow also really thanks thank like just got get gonna lot much
+""".split())
+
+# Past tenses and participles the suffix rules cannot reach (generic English, not domain words).
+IRREGULAR = {
+    "went": "go", "gone": "go", "goes": "go", "saw": "see", "seen": "see", "made": "make",
+    "bought": "buy", "brought": "bring", "took": "take", "taken": "take", "gave": "give",
+    "given": "give", "got": "get", "gotten": "get", "found": "find", "felt": "feel", "kept": "keep",
+    "left": "leave", "met": "meet", "ran": "run", "read": "read", "said": "say", "sent": "send",
+    "spent": "spend", "taught": "teach", "thought": "think", "told": "tell", "wrote": "write",
+    "written": "write", "began": "begin", "begun": "begin", "came": "come", "did": "do", "done": "do",
+    "drew": "draw", "drawn": "draw", "ate": "eat", "eaten": "eat", "fell": "fall", "flew": "fly",
+    "forgot": "forget", "grew": "grow", "grown": "grow", "heard": "hear", "held": "hold",
+    "knew": "know", "known": "know", "learnt": "learn", "lost": "lose", "paid": "pay", "rode": "ride",
+    "sang": "sing", "sung": "sing", "sold": "sell", "built": "build", "caught": "catch",
+    "chose": "choose", "chosen": "choose", "won": "win", "wore": "wear", "worn": "wear",
+    "swam": "swim", "threw": "throw", "understood": "understand", "woke": "wake", "became": "become",
+    "children": "child", "kids": "kid", "people": "person", "men": "man", "women": "woman",
+    "feet": "foot", "mice": "mouse", "better": "good", "best": "good",
+}
+
+_VOWELS = frozenset("aeiouy")
+_UNDOUBLE = frozenset("bdgmnprt")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light stem of one lowercase word (see the module docstring)."""
+    return _strip(IRREGULAR.get(word, word))
+
+
+def _strip(word: str) -> str:
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ingly", "edly", "ing", "ied", "ed", "ly"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if len(base) >= 3 and _VOWELS & set(base):
+                word = base + ("y" if suffix == "ied" else "")
+                if len(word) > 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
+                    word = word[:-1]
+            break
+    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lowercase unicode words (letters and digits; punctuation and underscores split)."""
+    return _WORD.findall(text.lower())
+
+
+def tokenize(text: str) -> list[str]:
+    """Stemmed words without stopwords: what the index and the query are made of."""
+    return [stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
