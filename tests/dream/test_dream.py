@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memdream import yamlio
 from tests.dream.generator import build, write
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+from tests.gitutil import git
 
 
 def load(root: Path, folder: str) -> dict[str, dict]:

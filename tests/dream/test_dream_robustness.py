@@ -14,10 +14,7 @@ import pytest
 
 from memdream import yamlio
 from tests.dream.generator import build, write
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+from tests.gitutil import git
 
 
 def tree(root: Path) -> dict[str, bytes]:

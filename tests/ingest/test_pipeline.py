@@ -18,6 +18,7 @@ import pytest
 from memdream.ingest import pipeline
 from memdream.memory.paths import MemoryPaths
 from memdream.memory.raw import RawLayer, SegmentWriter, canonical_json, event_hash
+from tests.gitutil import git
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 EVENTS = LOGS / "memdream" / "events.jsonl"  # 18 events, 15 with ids
@@ -27,10 +28,6 @@ INVALID_JSON = LOGS / "bad" / "invalid-json.jsonl"  # line 3 is cut
 
 # -- helpers ------------------------------------------------------------------------------------
 
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def head(root: Path) -> str:

@@ -6,10 +6,7 @@ from pathlib import Path
 from memdream import gitops, yamlio
 from memdream.memory.create import init_memory
 from memdream.memory.store import Memory
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+from tests.gitutil import git
 
 
 def test_init_creates_the_layout_and_one_commit_without_git_identity(tmp_path: Path, run) -> None:
