@@ -41,6 +41,9 @@ git -C "$DEMO" --no-pager show --stat --format='%s%n%n%b' HEAD
 step "memdream dream again (nothing new: no commit)"
 "$MEMDREAM" dream --memory "$DEMO"
 
+step "memdream recall \"which region is the export bucket in\" --budget 700 (what an agent would get)"
+"$MEMDREAM" recall "which region is the export bucket in" --budget 700 --memory "$DEMO"
+
 step "memdream cards --memory $DEMO"
 "$MEMDREAM" cards --memory "$DEMO"
 
