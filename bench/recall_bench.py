@@ -121,7 +121,7 @@ def main() -> None:
           f"  (target <= 300)")
     print(f"recall, one process, warm cache, json 8000 B:  median {statistics.median(single_json) * ms:6.0f} ms")
     print(f"recall, one process, raw fallback (no card):   median {statistics.median(raw_only) * ms:6.0f} ms")
-    print(f"the same through the argparse fast path ({FAST_PATH}, not routed by memdream.entry yet):")
+    print(f"the same, calling the fast path module directly ({FAST_PATH}):")
     print(f"  cards, text 2000 B:                          median {statistics.median(fast) * ms:6.0f} ms")
     print(f"  raw fallback:                                median {statistics.median(fast_raw) * ms:6.0f} ms")
     print(f"recall --queries, {len(asked)} queries:          median {len(asked) / statistics.median(batch):6.0f}"
