@@ -136,7 +136,9 @@ def _read_events(raw: RawLayer, names: list[str], report: DreamReport) -> list[d
     return [event for _, event in raw.iter_events(present)]
 
 
-def _load_state(memory: Memory, raw: RawLayer, cards: dict[str, Card], settings: Any) -> state_mod.DreamState:
+def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Card]],
+                settings: Any) -> state_mod.DreamState:
+    """The saved state, or one rebuilt from git and the raw layer (``cards`` gives untouched copies)."""
     loaded = state_mod.load(memory.paths.state)
     if loaded is not None:
         return loaded
@@ -144,7 +146,7 @@ def _load_state(memory: Memory, raw: RawLayer, cards: dict[str, Card], settings:
     names = [r.segment for r in raw.manifest() if _segment_number(r.segment) <= rebuilt.consumed]
     events = [event for _, event in raw.iter_events([n for n in names if raw.segment_path(n).exists()])]
     if events:  # replay selection and extraction only: the statistics admission needs
-        replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards,
+        replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards(),
                               plan=None, events=events, key_stats={}, sessions_seen=set())  # type: ignore[arg-type]
         select.run(replay)
         extract.run(replay)
@@ -189,10 +191,10 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool) -> DreamReport
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
-    before = {item.card.id: (item.card.to_dict(), item.file.path) for item in cached}
+    before = {item.card.id: (item.card.to_dict(), memory.paths.relative(item.file.path)) for item in cached}
     sizes = {item.card.id: item.file.path.stat().st_size for item in cached}
     raw = RawLayer(memory.paths)
-    state = _load_state(memory, raw, {card_id: Card.from_dict(data) for card_id, (data, _) in before.items()},
+    state = _load_state(memory, raw, lambda: {card_id: Card.from_dict(data) for card_id, (data, _) in before.items()},
                         settings)
     new = [r.segment for r in raw.manifest() if _segment_number(r.segment) > state.consumed]
     consumed = (_segment_number(new[0]), _segment_number(new[-1])) if new else None
@@ -231,18 +233,18 @@ def _fixed_files(memory: Memory) -> tuple[int, int]:
     return sum(path.stat().st_size for path in present), len(present)
 
 
-def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str, Any], Path]],
+def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str, Any], str]],
              plan_before: dict[str, Any]) -> list[FileChange]:
     changes: list[FileChange] = []
     for card_id, card in sorted(ctx.cards.items()):
-        target = memory.paths.card_file(card.type, card_id, archived=not card.is_active)
+        target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
         data = card.to_dict()
         if old is not None and old[0] == data and old[1] == target:
             continue
-        changes.append(FileChange(memory.paths.relative(target), "write", yamlio.dumps(data)))
+        changes.append(FileChange(target, "write", yamlio.dumps(data)))
         if old is not None and old[1] != target:
-            changes.append(FileChange(memory.paths.relative(old[1]), "delete"))
+            changes.append(FileChange(old[1], "delete"))
     if ctx.plan.to_dict() != plan_before:
         changes.append(FileChange(PLAN_FILE, "write", yamlio.dumps(ctx.plan.to_dict())))
     if changes or ctx.ops:
@@ -261,7 +263,7 @@ def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange],
     written = {change.path: len(change.text.encode("utf-8")) for change in changes if change.action == "write"}
     measured = []
     for card_id, card in ctx.cards.items():
-        shown = memory.paths.relative(memory.paths.card_file(card.type, card_id, archived=not card.is_active))
+        shown = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         measured.append((card, written.get(shown, sizes.get(card_id, 0))))
     fixed_bytes = 0
     for name, path in ((PLAN_FILE, memory.paths.plan), (INDEX_FILE, memory.paths.index)):

@@ -60,8 +60,16 @@ class MemoryPaths:
         base = self.archive if archived else self.cards
         return base / LAYER_OF_TYPE[card_type] / f"{card_id}.yaml"
 
+    def card_relpath(self, card_type: str, card_id: str, archived: bool = False) -> str:
+        """Where a card lives, relative to the root: string work only (dream computes it per card)."""
+        return f"{ARCHIVE_DIR if archived else CARDS_DIR}/{LAYER_OF_TYPE[card_type]}/{card_id}.yaml"
+
     def relative(self, path: Path) -> str:
         """A path as shown to people: relative to the memory root, forward slashes."""
+        try:
+            return path.relative_to(self.root).as_posix()  # the common case, without touching the disk
+        except ValueError:
+            pass
         try:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
