@@ -76,8 +76,8 @@ def _render(report: IngestReport) -> None:
 
 
 def enqueue(
-    from_hook: Annotated[bool, typer.Option("--from-hook", help="Read a Claude Code hook payload "
-                                                                "(session_id, transcript_path, ...) on stdin.")] = False,
+    from_hook: Annotated[bool, typer.Option(
+        "--from-hook", help="Read a Claude Code hook payload (session_id, transcript_path, ...) on stdin.")] = False,
     memory: MemoryOption = None,
 ) -> None:
     """Queue an agent's transcript for the next `memdream ingest --spool` (returns at once).

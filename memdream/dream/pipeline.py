@@ -26,12 +26,13 @@ from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
 from memdream.memory.card import Card
 from memdream.memory.cardcache import load_cards
-from memdream.memory.lock import writer_lock
+from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
 from memdream.memory.store import Memory
 
 TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
+LOCK_WAIT_SECONDS = 10.0  # from cron: when another writer is busy, exit 75 soon and run next time
 Stage = Callable[[DreamContext], None]
 # Order matters: corrections (verify) come before additions (admit).
 STAGES: dict[str, Stage] = {
@@ -88,13 +89,6 @@ class DreamReport:
             "changes": [{"path": change.path, "action": change.action} for change in self.changes],
             "before": self.before.to_dict(), "after": self.after.to_dict(), "recovered": self.recovered,
         }
-
-
-def _lock_wait() -> float:
-    try:
-        return float(os.environ.get("MEMDREAM_LOCK_WAIT", "10"))
-    except ValueError:
-        return 10.0
 
 
 def _journal(memory: Memory) -> Path:
@@ -178,7 +172,7 @@ def _run_id(now: str, consumed: tuple[int, int] | None, events: int) -> str:
 
 def dream(memory: Memory, dry_run: bool = False) -> DreamReport:
     """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed."""
-    with writer_lock(memory.paths.state, wait_seconds=_lock_wait()):
+    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
         recovered = False if dry_run else _recover(memory)
         _require_clean(memory)
         return _dream_locked(memory, dry_run, recovered)

@@ -7,17 +7,15 @@ run, under the memory's writer lock. A spooled transcript (``--spool``) that can
 (unreadable, empty, not a log, a malformed line) is reported in ``failed_transcripts`` and
 skipped instead, so that one bad transcript cannot block the spool forever.
 
-Environment: ``MEMDREAM_LOCK_WAIT`` (seconds, a float >= 0; default ``LOCK_WAIT_SECONDS``, 30)
-is how long ingest waits for another writer to release the memory before it exits with 75
-("memory is busy").
+Environment: ``MEMDREAM_LOCK_WAIT`` (seconds, a float >= 0; default ``LOCK_WAIT_SECONDS``, 30; read by
+:func:`memdream.memory.lock.lock_wait_seconds`) is how long ingest waits for another writer to release
+the memory before it exits with 75 ("memory is busy").
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,7 +30,7 @@ from memdream.ingest import spool
 from memdream.ingest.adapters import ParseContext, adapters, detect
 from memdream.ingest.salience import SalienceTagger
 from memdream.ingest.validate import DEFAULT_ACTOR, first_error
-from memdream.memory.lock import writer_lock
+from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_json
 from memdream.memory.store import Memory
 from memdream.yamlio import write_atomic
@@ -40,8 +38,7 @@ from memdream.yamlio import write_atomic
 # Fields that carry content and are redacted; identifiers and enums are left as they are.
 # Tags are free labels from the log, so they are content too.
 CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker", "tags")
-LOCK_WAIT_SECONDS = 30.0
-LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
+LOCK_WAIT_SECONDS = 30.0  # ingest runs from hooks and cron; a dream in progress is worth waiting for
 
 
 @dataclass
@@ -243,20 +240,6 @@ def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) ->
     return base if count == 1 else f"{base}-{count}"
 
 
-def lock_wait_seconds() -> float:
-    """How long to wait for the writer lock: ``MEMDREAM_LOCK_WAIT`` seconds, else ``LOCK_WAIT_SECONDS``."""
-    raw = os.environ.get(LOCK_WAIT_ENV, "").strip()
-    if not raw:
-        return LOCK_WAIT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"{LOCK_WAIT_ENV}={raw!r}: expected a number of seconds (0 or more)")
-    return value
-
-
 def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = None,
            use_spool: bool = False) -> IngestReport:
     """Ingest every input (and, with ``use_spool``, every spooled transcript) into the raw layer."""
@@ -265,7 +248,7 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
         raise InvalidInput(f"unknown format {options.fmt!r} (known: auto, {', '.join(adapters())})")
     if not inputs and not use_spool:
         raise UsageError("nothing to ingest: name files, folders or '-', or pass --spool")
-    wait = lock_wait_seconds()
+    wait = lock_wait_seconds(LOCK_WAIT_SECONDS)
     sources = sources_mod.resolve(inputs)
     report = IngestReport()
     with writer_lock(memory.paths.state, wait_seconds=wait):

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdream.errors import Busy
+from memdream.errors import Busy, UsageError
+
+LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
+
+
+def lock_wait_seconds(default: float) -> float:
+    """How long a writer waits for the lock: ``MEMDREAM_LOCK_WAIT`` seconds when set, else ``default``."""
+    raw = os.environ.get(LOCK_WAIT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"{LOCK_WAIT_ENV}={raw!r}: expected a number of seconds (0 or more)")
+    return value
 
 
 @contextmanager

@@ -641,10 +641,12 @@ def test_a_bad_lock_wait_is_a_usage_error(run: Any, memory: Path, monkeypatch: p
 
 
 def test_lock_wait_defaults_to_thirty_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdream.memory.lock import lock_wait_seconds
+
     monkeypatch.delenv("MEMDREAM_LOCK_WAIT", raising=False)
-    assert pipeline.lock_wait_seconds() == pipeline.LOCK_WAIT_SECONDS == 30.0
+    assert lock_wait_seconds(pipeline.LOCK_WAIT_SECONDS) == pipeline.LOCK_WAIT_SECONDS == 30.0
     monkeypatch.setenv("MEMDREAM_LOCK_WAIT", " 0.25 ")
-    assert pipeline.lock_wait_seconds() == 0.25
+    assert lock_wait_seconds(pipeline.LOCK_WAIT_SECONDS) == 0.25
 
 
 # -- a memory cloned without its raw layer ------------------------------------------------------
