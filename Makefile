@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test check lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+check: lint typecheck test
+
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy memdream
 
@@ -28,6 +30,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/lint_bench.py
+	$(BIN)/python bench/ingest_bench.py
+	$(BIN)/python bench/enqueue_bench.py
+	$(BIN)/python bench/dream_bench.py
+	$(BIN)/python bench/recall_bench.py
+	$(BIN)/python bench/locomo.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
