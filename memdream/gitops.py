@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memdream.errors import GitError
 
@@ -117,15 +117,6 @@ def status_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
     """Paths with uncommitted changes (tracked or untracked, not ignored)."""
     output = _run(root, "status", "--porcelain", "--untracked-files=all", "--", *pathspecs)
     return [line[3:] for line in output.splitlines() if line.strip()]
-
-
-def log_messages(root: Path, limit: int = 20) -> list[dict[str, Any]]:
-    """Recent commits, newest first: sha, subject and full message."""
-    repo = _repo(root)
-    return [
-        {"sha": item.hexsha, "subject": str(item.summary), "message": str(item.message)}
-        for item in repo.iter_commits(max_count=limit)
-    ]
 
 
 def last_message_matching(root: Path, pattern: str) -> str | None:

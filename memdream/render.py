@@ -18,12 +18,6 @@ def stdout_console() -> Console:
     return Console(highlight=False, soft_wrap=True, markup=False)
 
 
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, markup=False)
-
-
 def print_json(data: Any) -> None:
     """JSON for programs: one document, UTF-8, stable key order as given."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

@@ -61,13 +61,6 @@ class SegmentRecord:
     created_at: str
 
 
-@dataclass(frozen=True)
-class EventKey:
-    session: str
-    id: str
-    hash: str
-
-
 class RawLayer:
     def __init__(self, paths: MemoryPaths) -> None:
         self.paths = paths
@@ -126,9 +119,6 @@ class RawLayer:
         """(session, id, hash) of every event the raw layer holds, segment by segment."""
         for record in self.manifest():
             yield from self._segment_rows(record.segment)
-
-    def _segment_keys(self, name: str) -> list[EventKey]:
-        return [EventKey(*row) for row in self._segment_rows(name)]
 
     def _segment_rows(self, name: str) -> list[tuple[str, str, str]]:
         """(session, id, hash) of every event of a segment: from the cache, else from the segment."""
