@@ -42,11 +42,13 @@ class ListedCard:
 
 def list_cards(root: Path, card_filter: CardFilter) -> list[ListedCard]:
     """Cards that pass the filter, most recently updated first, then by id."""
+    from memdream.memory.cardcache import load_cards  # parses only cards changed since the last run
+
     memory = Memory(root)
     listed = [
-        ListedCard(card, memory.paths.relative(card_file.path))
-        for card_file in memory.card_files(include_archive=card_filter.include_archive)
-        if card_filter.accepts(card := memory.read_card(card_file))
+        ListedCard(item.card, memory.paths.relative(item.file.path))
+        for item in load_cards(memory, include_archive=card_filter.include_archive)
+        if card_filter.accepts(item.card)
     ]
     listed.sort(key=lambda item: item.card.id)
     listed.sort(key=lambda item: item.card.updated_at, reverse=True)
