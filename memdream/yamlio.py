@@ -50,6 +50,10 @@ def loads(text: str) -> Any:
     return yaml.load(text, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader subclass
 
 
+def load_bytes(data: bytes) -> Any:
+    return yaml.load(data.decode("utf-8"), Loader=Loader)  # noqa: S506
+
+
 def load_file(path: Path) -> Any:
     with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=Loader)  # noqa: S506

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from memdream.cli.options import DataFormat, MemoryOption, memory_root
-
-if TYPE_CHECKING:
-    from memdream.ingest.pipeline import IngestReport
 
 LOG_FORMATS = "auto, memdream, claude-code, codex, openai-chat"
 
@@ -41,38 +38,11 @@ def ingest(
     A malformed line names its file and line, and nothing from that file is kept. Ingesting
     the same input twice adds nothing.
     """
+    from memdream.ingest.command import run
     from memdream.ingest.pipeline import IngestOptions
-    from memdream.ingest.pipeline import ingest as run_ingest
-    from memdream.memory.store import Memory
-    from memdream.render import print_json
 
     options = IngestOptions(fmt=log_format, session=session, strict=strict, skip_bad=skip_bad)
-    report = run_ingest(Memory(memory_root(memory)), paths or [], options, use_spool=use_spool)
-    if output is DataFormat.json:
-        print_json(report.to_dict())
-    else:
-        _render(report)
-
-
-def _render(report: IngestReport) -> None:
-    from memdream.render import stdout_console
-
-    console = stdout_console()
-    for item in report.sources:
-        skipped = f", {len(item.skipped_lines)} bad line(s) skipped" if item.skipped_lines else ""
-        console.print(f"{item.source} [{item.format}]: {item.added} new, {item.duplicates} already stored{skipped}")
-        for line, reason in item.skipped_lines[:5]:
-            console.print(f"  skipped {item.source}:{line}: {reason}")
-    redactions = report.redactions
-    if redactions:
-        console.print("redacted: " + ", ".join(f"{count} {kind}" for kind, count in sorted(redactions.items())))
-    for path in report.missing:
-        console.print(f"spooled transcript no longer exists: {path}")
-    for problem in report.failed:
-        console.print(f"spooled transcript skipped: {problem}")
-    total = report.total("added")
-    segments = ", ".join(record.segment for record in report.segments)
-    console.print(f"{total} event(s) added" + (f" in segment(s) {segments}" if segments else " (nothing new)"))
+    run(memory_root(memory), paths or [], options, use_spool=use_spool, as_json=output is DataFormat.json)
 
 
 def enqueue(

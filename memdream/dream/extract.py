@@ -14,7 +14,7 @@ from typing import Any
 
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Piece, normalize_value
 from memdream.ingest.salience import UNTRUSTED
-from memdream.memory.raw import canonical_json, event_hash, event_ref
+from memdream.memory.raw import canonical_bytes, event_hash, event_ref
 
 _KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observation",
                   "feedback": "feedback", "outcome": "outcome", "goal": "note", "plan": "note"}
@@ -23,7 +23,7 @@ _KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observat
 def _piece(event: dict[str, Any], key_value: str, stance: str, kind: str) -> Piece:
     return Piece(
         ref=event_ref(event["session"], event["id"]), session=event["session"], ts=event["ts"], kind=kind,
-        stance=stance, value=key_value, hash=event_hash(canonical_json(event)),
+        stance=stance, value=key_value, hash=event_hash(canonical_bytes(event)),
         tool_read=kind == "observation",
     )
 

@@ -22,9 +22,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdream.fastjson import dumps_canonical
+
 STRONG, MEDIUM, WEAK = "salience:strong", "salience:medium", "salience:weak"
 UNTRUSTED = "untrusted-instruction"
 WORKAROUND = "workaround"
+_SEEN_LIMIT = 200  # fingerprints kept per session
 
 # Phrases by which injected content tries to become the agent's rules. Deliberately broad: a
 # false positive only keeps an event from becoming a strategy on its own; it is still stored.
@@ -47,7 +50,7 @@ _INSTRUCTION = re.compile(
 # Every branch of _INSTRUCTION contains one of these words (lowercase ASCII). Searching a lowered
 # ASCII text for them is ~20x cheaper than the regex, and most tool output contains none of them.
 # Non-ASCII text always takes the regex: IGNORECASE matches e.g. U+017F (long s) as "s".
-_INSTRUCTION_WORDS = (
+INSTRUCTION_WORDS = (
     "ignore", "disregard", "forget", "override", "from now on", "henceforth", "going forward", "always",
     "never", "instruction", "system prompt", "developer message", "remember", "memori", "save", "store",
     "curl", "you are now", "act as",
@@ -57,13 +60,49 @@ _INSTRUCTION_WORDS = (
 def reads_like_instruction(text: str) -> bool:
     if text.isascii():
         lowered = text.lower()
-        if not any(word in lowered for word in _INSTRUCTION_WORDS):
+        if not any(word in lowered for word in INSTRUCTION_WORDS):
             return False
     return bool(_INSTRUCTION.search(text))
 
 
 def _fingerprint(text: str) -> str:
     return hashlib.blake2b(" ".join(text.lower().split()).encode(), digest_size=8).hexdigest()
+
+
+# What tagging needs from an event alone, never from the events before it: whether it reads
+# like an injected instruction, and the fingerprint that repetition is judged by (a user's
+# message or a tool call; None for other events). Workers compute these beside the parsing.
+Hints = tuple[bool, str | None]
+
+
+_SEGMENT_TAGS = [f"segment:{number}" for number in range(256)]
+
+
+def _segment_tag(number: int) -> str:
+    return _SEGMENT_TAGS[number] if number < len(_SEGMENT_TAGS) else f"segment:{number}"
+
+
+def merge_tags(existing: list[str] | None, tags: list[str]) -> list[str]:
+    """An event's own tags followed by ours (an own tag equal to one of ours gives way to it)."""
+    if not existing:
+        return tags
+    return [tag for tag in existing if tag not in tags] + tags
+
+
+def hints_for(event: dict[str, Any], may_instruct: bool = True) -> Hints:
+    """``may_instruct``: False when a quick test already showed that no text of the event holds
+    any of :data:`INSTRUCTION_WORDS`."""
+    kind = event["kind"]
+    untrusted = False
+    if may_instruct and (kind == "tool_result" or event.get("actor") in ("tool", "system")):
+        untrusted = reads_like_instruction(str(event.get("text", "")) + "\n" + str(event.get("error", "")))
+    fingerprint = None
+    if kind == "tool_call":
+        args = event.get("args")
+        fingerprint = _fingerprint(f"{event.get('tool') or ''} {dumps_canonical(args).decode() if args else '{}'}")
+    elif kind == "message" and event.get("actor") == "user":
+        fingerprint = _fingerprint(str(event.get("text", "")))
+    return untrusted, fingerprint
 
 
 @dataclass
@@ -122,59 +161,60 @@ class SalienceTagger:
         return session
 
     # -- tagging ----------------------------------------------------------------------------------
-    def tag(self, event: dict[str, Any]) -> list[str]:
-        """The tags for ``event`` (also added to its ``tags``), updating the session's state."""
-        session = self._session(event["session"])
+    def tag(self, event: dict[str, Any], hints: Hints | None = None) -> list[str]:
+        """The tags for ``event`` (also added to its ``tags``), updating the session's state.
+
+        ``hints``: :func:`hints_for` of this event, when it was computed elsewhere (a worker).
+        """
+        untrusted, fingerprint = hints if hints is not None else hints_for(event)
         kind = event["kind"]
-        failed = kind == "tool_result" and event.get("ok") is False
-        tags: list[str] = []
-        if self._starts_segment(session, event, failed):
+        tags = self.tags_for(
+            event["session"], kind, event.get("tool") or "", kind == "tool_result" and event.get("ok") is False,
+            (event.get("goal") or event.get("text")) if kind == "goal" else None, untrusted, fingerprint,
+        )
+        event["tags"] = merge_tags(event.get("tags"), tags)
+        return tags
+
+    def tags_for(self, name: str, kind: str, tool: str, failed: bool, goal: str | None, untrusted: bool,
+                 fingerprint: str | None) -> list[str]:
+        """The tags of the next event of session ``name``, from the few fields tagging reads
+        (``goal``: the goal a goal event sets), updating the session's state."""
+        session = self.sessions.get(name)
+        if session is None or name not in self._undo:
+            session = self._session(name)
+        starts = session.after_outcome or (failed and not session.in_failure_run) or session.events == 0
+        if kind == "goal":
+            starts = goal != session.goal or starts
+            session.goal = goal
+        if starts:
             session.segment += 1
-        tags.append(f"segment:{session.segment}")
-        tags.extend(self._salience(session, event, kind, failed))
-        if event.get("actor") in ("tool", "system") or kind == "tool_result":
-            if reads_like_instruction(str(event.get("text", "")) + "\n" + str(event.get("error", ""))):
-                tags.append(UNTRUSTED)
+        tags = [_segment_tag(session.segment)]
+        if failed:
+            if tool and tool not in session.failing_tools:
+                session.failing_tools.append(tool)
+            tags.append(STRONG)
+        elif kind == "feedback" or kind == "outcome":
+            tags.append(STRONG)
+        elif kind == "tool_result":
+            tags.extend(self._success(session, tool))
+        elif fingerprint is not None:
+            if fingerprint in session.seen:
+                tags.append(WEAK)
+            else:
+                session.seen.append(fingerprint)
+                if len(session.seen) > _SEEN_LIMIT:
+                    del session.seen[:-_SEEN_LIMIT]  # bounded: repetition is a local signal
+        if untrusted:
+            tags.append(UNTRUSTED)
         session.events += 1
         # A run of failures lasts until something succeeds or the task turns: the calls, notes
         # and messages between retries belong to it (not only back-to-back failed results).
         if failed:
             session.in_failure_run = True
-        elif kind in ("tool_result", "outcome", "goal"):
+        elif kind == "tool_result" or kind == "outcome" or kind == "goal":
             session.in_failure_run = False
         session.after_outcome = kind == "outcome"
-        existing = [tag for tag in event.get("tags", []) if tag not in tags]
-        event["tags"] = existing + tags
         return tags
-
-    @staticmethod
-    def _starts_segment(session: SessionState, event: dict[str, Any], failed: bool) -> bool:
-        new_goal = False
-        if event["kind"] == "goal":
-            goal = event.get("goal") or event.get("text")
-            new_goal, session.goal = goal != session.goal, goal
-        if session.events == 0:
-            return True
-        return new_goal or session.after_outcome or (failed and not session.in_failure_run)
-
-    def _salience(self, session: SessionState, event: dict[str, Any], kind: str, failed: bool) -> list[str]:
-        tool = event.get("tool") or ""
-        if failed:
-            if tool and tool not in session.failing_tools:
-                session.failing_tools.append(tool)
-            return [STRONG]
-        if kind in ("feedback", "outcome"):
-            return [STRONG]
-        if kind == "tool_result" and event.get("ok") is not False:
-            return self._success(session, tool)
-        if kind in ("message", "tool_call") and (kind == "tool_call" or event.get("actor") == "user"):
-            basis = event.get("text", "") if kind == "message" else f"{tool} {sorted(event.get('args', {}).items())}"
-            fingerprint = _fingerprint(str(basis))
-            if fingerprint in session.seen:
-                return [WEAK]
-            session.seen.append(fingerprint)
-            del session.seen[:-200]  # bounded: repetition is a local signal
-        return []
 
     def _success(self, session: SessionState, tool: str) -> list[str]:
         tags = []

@@ -15,12 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from memdream.errors import InvalidMemory
+from memdream.fastjson import dumps_canonical, loads
 from memdream.memory.paths import MemoryPaths
 from memdream.yamlio import write_atomic
 
@@ -34,17 +36,19 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 
 
-# Built once: json.dumps with these options would build the same encoder for every event.
-_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+def canonical_bytes(event: dict[str, Any]) -> bytes:
+    """The one serialization of an event (see :func:`memdream.fastjson.dumps_canonical`): its
+    stored line and, through that, its hash."""
+    return dumps_canonical(event)
 
 
 def canonical_json(event: dict[str, Any]) -> str:
-    """The one serialization of an event: its hash and its stored line are both this."""
-    return _CANONICAL(event)
+    return dumps_canonical(event).decode("utf-8")
 
 
-def event_hash(line: str) -> str:
-    return "sha256:" + hashlib.sha256(line.encode("utf-8")).hexdigest()
+def event_hash(line: str | bytes) -> str:
+    data = line.encode("utf-8") if isinstance(line, str) else line
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def event_ref(session: str, event_id: str) -> str:
@@ -108,8 +112,10 @@ class RawLayer:
         """(segment name, event) for the given segments (default: all in the manifest, present ones)."""
         for name in names if names is not None else [record.segment for record in self.manifest()]:
             if self.segment_path(name).exists():
-                for line in self.iter_lines(name):
-                    yield name, json.loads(line)
+                with open(self.segment_path(name), "rb") as handle:
+                    for line in handle:
+                        if line.strip():
+                            yield name, loads(line)
 
     def keys(self) -> dict[tuple[str, str], str]:
         """(session, id) -> event hash for every event the raw layer holds: the dedup index."""
@@ -134,7 +140,7 @@ class RawLayer:
 
     @staticmethod
     def _row_of(line: str) -> tuple[str, str, str]:
-        event = json.loads(line)
+        event = loads(line)
         return (event["session"], event["id"], event_hash(line))
 
     def _write_keys(self, name: str, rows: list[tuple[str, str, str]]) -> None:
@@ -168,7 +174,7 @@ class RawLayer:
         with open(self.segment_path(name), "rb") as handle:
             for raw in handle:
                 digest.update(raw)
-                ts = json.loads(raw)["ts"]
+                ts = loads(raw)["ts"]
                 first, last, count = first or ts, ts, count + 1
         return SegmentRecord(name, digest.hexdigest(), count, first, last, now)
 
@@ -209,6 +215,7 @@ class SegmentWriter:
         self.staged: list[_Staged] = []
         self._handle: Any = None
         self._keys: Any = None
+        self._entry: _Staged | None = None  # the segment being written, while one is open
         raw.dir.mkdir(parents=True, exist_ok=True)
         raw.keys_dir.mkdir(parents=True, exist_ok=True)
 
@@ -220,6 +227,7 @@ class SegmentWriter:
         self._handle = open(entry.path, "wb")
         self._keys = open(entry.keys_path, "wb")
         self.staged.append(entry)
+        self._entry = entry
 
     def _close_current(self) -> None:
         for handle in (self._handle, self._keys):
@@ -228,22 +236,34 @@ class SegmentWriter:
                 os.fsync(handle.fileno())
                 handle.close()
         self._handle = self._keys = None
+        self._entry = None
 
-    def write(self, line: str, event: dict[str, Any] | None = None) -> str:
+    def flush(self) -> None:
+        """Hand buffered lines to the OS (before a fork: a child must not inherit them)."""
+        for handle in (self._handle, self._keys):
+            if handle is not None:
+                handle.flush()
+
+    def write(self, line: str | bytes, event: dict[str, Any] | None = None) -> str:
         """Stage one canonical line (``event``: the event it encodes, if at hand); returns its hash."""
-        if self._handle is None or self.staged[-1].events >= self.max_events:
-            self._open_next()
-        data = line.encode("utf-8")
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        self._handle.write(data)
-        self._handle.write(b"\n")
+        data = line.encode("utf-8") if isinstance(line, str) else line
         if event is None:
-            event = json.loads(line)
-        self._keys.write(_key_line(event["session"], event["id"], digest).encode("utf-8"))
-        entry = self.staged[-1]
+            event = loads(data)
+        return self.write_fields(data, event["session"], event["id"], event["ts"])
+
+    def write_fields(self, data: bytes, session: str, event_id: str, ts: str) -> str:
+        """:meth:`write` of a line whose session, id and time the caller already has."""
+        entry = self._entry
+        if entry is None or entry.events >= self.max_events:
+            self._open_next()
+            entry = self._entry
+            assert entry is not None
+        digest = "sha256:" + _sha256(data).hexdigest()
+        self._handle.write(data + b"\n")
+        self._keys.write(_key_line(session, event_id, digest).encode("utf-8"))
         if not entry.events:
-            entry.first_ts = event["ts"]
-        entry.last_ts = event["ts"]
+            entry.first_ts = ts
+        entry.last_ts = ts
         entry.events += 1
         return digest
 
@@ -270,6 +290,7 @@ class SegmentWriter:
             self._keys = open(entry.keys_path, "r+b")
             self._keys.truncate(keys_position)
             self._keys.seek(keys_position)
+            self._entry = entry
             entry.events, entry.first_ts, entry.last_ts = events, first_ts, last_ts
 
     def publish(self, now: str) -> list[SegmentRecord]:
@@ -300,6 +321,7 @@ class SegmentWriter:
             if handle is not None:
                 handle.close()
         self._handle = self._keys = None
+        self._entry = None
         for entry in self.staged:
             entry.path.unlink(missing_ok=True)
             entry.keys_path.unlink(missing_ok=True)
@@ -322,6 +344,10 @@ def _key_line(session: str, event_id: str, digest: str) -> str:
     return f"{_escape(session)}\t{_escape(event_id)}\t{digest}\n"
 
 
+_sha256 = hashlib.sha256
+_SPECIAL = re.compile(r"[\\\t\n\r]")
+
+
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -331,7 +357,7 @@ def _file_sha256(path: Path) -> str:
 
 
 def _escape(field: str) -> str:
-    return field.translate(_ESCAPES)
+    return field.translate(_ESCAPES) if _SPECIAL.search(field) else field
 
 
 def _unescape(field: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from memdream import schemas, yamlio
 from memdream.errors import InvalidMemory
+from memdream.yamlio import write_atomic
 
 DEFAULT_CONFIG_FILE = Path(__file__).with_name("default_config.yaml")
 
@@ -53,24 +55,55 @@ class Settings:
         return cls(_deep_merge(_defaults(), user))
 
     @classmethod
-    def load(cls, path: Path) -> Settings:
+    def load(cls, path: Path, cache_dir: Path | None = None) -> Settings:
+        """The settings in ``path``. ``cache_dir``: where to remember that this very text was
+        found valid, so that later commands skip the schema check (and importing jsonschema:
+        ~100 ms of every command's start-up)."""
         if not path.exists():
             return cls.defaults()
         try:
-            user = yamlio.load_file(path)
+            text = path.read_bytes()
+            user = yamlio.load_bytes(text)
         except Exception as error:  # yaml.YAMLError, UnicodeDecodeError
             raise InvalidMemory(f"{path.name}: cannot be read: {_one_line(error)}") from None
         if user is None:
             user = {}
         if not isinstance(user, dict):
             raise InvalidMemory(f"{path.name}: must be a mapping of settings")
-        return cls.from_mapping(user, source=path.name)
+        stamp = _validity_stamp(text) if cache_dir is not None else None
+        marker = cache_dir / _VALID_MARKER if cache_dir is not None else None
+        if marker is not None and _read(marker) == stamp:
+            return cls(_deep_merge(_defaults(), user))
+        settings = cls.from_mapping(user, source=path.name)
+        if marker is not None and stamp is not None:
+            try:
+                write_atomic(marker, stamp)
+            except OSError:
+                pass  # a read-only memory: validated again next time
+        return settings
 
     def get(self, dotted: str) -> Any:
         node: Any = self.values
         for part in dotted.split("."):
             node = node[part]
         return node
+
+
+_VALID_MARKER = "settings.valid"
+
+
+def _validity_stamp(text: bytes) -> str:
+    """What a validation result depends on: the text and the schema it was checked against."""
+    digest = hashlib.sha256(text)
+    digest.update(b"\0" + (schemas.schema_dir() / "config.schema.json").read_bytes())
+    return digest.hexdigest()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def _one_line(error: BaseException) -> str:

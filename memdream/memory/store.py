@@ -39,7 +39,7 @@ class Memory:
 
     @cached_property
     def settings(self) -> Settings:
-        return Settings.load(self.paths.config)
+        return Settings.load(self.paths.config, cache_dir=self.paths.state / "cache")
 
     def card_files(self, include_archive: bool = True) -> Iterator[CardFile]:
         """Every card file, in a stable order (layer, then file name)."""

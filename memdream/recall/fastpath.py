@@ -17,19 +17,21 @@ from pathlib import Path
 from typing import NoReturn
 
 
-class _Parser(argparse.ArgumentParser):
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with memdream's one-line usage errors (exit 2), shared by the fast paths."""
+
     def error(self, message: str) -> NoReturn:
-        _fail(message, 2)
+        fail(message, 2)
 
 
-def _fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: int) -> NoReturn:
     sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
     sys.stderr.flush()
     raise SystemExit(code)
 
 
-def parser() -> argparse.ArgumentParser:
-    made = _Parser(prog="memdream recall", add_help=False, allow_abbrev=False)
+def parser() -> ArgumentParser:
+    made = ArgumentParser(prog="memdream recall", add_help=False, allow_abbrev=False)
     made.add_argument("query", nargs="?")
     made.add_argument("--budget", "-b", type=int)
     made.add_argument("--type", "-t", dest="card_type")
@@ -60,9 +62,9 @@ def main(argv: list[str]) -> int:
     except MemdreamError as error:
         if debug:
             raise
-        _fail(str(error), error.exit_code)
+        fail(str(error), error.exit_code)
     except KeyboardInterrupt:
-        _fail("interrupted", EXIT_INTERRUPTED)
+        fail("interrupted", EXIT_INTERRUPTED)
     sys.stdout.flush()
     return 0
 

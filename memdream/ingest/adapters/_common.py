@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memdream import schemas
+from memdream import fastjson, schemas
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.validate import fast_valid
 
@@ -46,7 +46,7 @@ def json_error(exc: json.JSONDecodeError) -> str:
 def load_object(text: str, lineno: int, ctx: ParseContext) -> dict[str, Any] | None:
     """One line as a JSON object, or None after reporting why it is not one."""
     try:
-        value = json.loads(text)
+        value = fastjson.loads(text)
     except json.JSONDecodeError as exc:
         ctx.bad(lineno, json_error(exc))
         return None

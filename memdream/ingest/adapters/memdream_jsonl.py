@@ -11,19 +11,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memdream import schemas
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import Event, checked, head_lines, load_object, numbered
-from memdream.ingest.validate import DEFAULT_ACTOR
+from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS
 
 NAME = "memdream"
 
 _REQUIRED = ("session", "ts", "kind")
-
-
-def _fields() -> frozenset[str]:
-    properties: dict[str, Any] = schemas.load_schema("raw-event")["properties"]
-    return frozenset(properties)
 
 
 def sniff(head: str) -> bool:
@@ -37,33 +31,40 @@ def sniff(head: str) -> bool:
 
 
 def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
-    fields = _fields()
     used: set[tuple[str, str]] = set()
     for lineno, text in numbered(lines):
-        record = load_object(text, lineno, ctx)
-        if record is None:
-            continue
-        event = _normalize(record, fields, lineno, ctx)
-        if event is None or not checked(event, lineno, ctx):
-            continue
-        if not _claim_id(event, used, lineno, ctx):
-            continue
-        yield event
+        event = parse_line(text, lineno, ctx)
+        if event is not None and claim_id(event, used, lineno, ctx):
+            yield event
 
 
-def _normalize(
-    record: dict[str, Any], fields: frozenset[str], lineno: int, ctx: ParseContext
-) -> Event | None:
-    unknown = sorted(key for key in record if key not in fields)
-    if unknown and ctx.strict:
-        ctx.bad(lineno, f"unknown field '{unknown[0]}'")
+def parse_line(text: str, lineno: int, ctx: ParseContext) -> Event | None:
+    """One line as a checked event, or None after reporting why it is not one.
+
+    Stateless, so that big inputs can be parsed in chunks by worker processes; the one check
+    across lines, :func:`claim_id`, is left to the caller.
+    """
+    record = load_object(text, lineno, ctx)
+    if record is None:
         return None
-    meta = record.get("meta")
-    if unknown and meta is not None and not isinstance(meta, dict):
-        ctx.bad(lineno, "meta: must be an object")
+    event = _normalize(record, lineno, ctx)
+    if event is None or not checked(event, lineno, ctx):
         return None
-    event = {key: value for key, value in record.items() if key in fields}
-    if unknown:
+    return event
+
+
+def _normalize(record: dict[str, Any], lineno: int, ctx: ParseContext) -> Event | None:
+    event = record
+    if not record.keys() <= FIELDS:
+        unknown = sorted(key for key in record if key not in FIELDS)
+        if ctx.strict:
+            ctx.bad(lineno, f"unknown field '{unknown[0]}'")
+            return None
+        meta = record.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            ctx.bad(lineno, "meta: must be an object")
+            return None
+        event = {key: value for key, value in record.items() if key in FIELDS}
         # The writer's own meta wins over a stray top-level field of the same name: it was explicit.
         event["meta"] = {**{key: record[key] for key in unknown}, **(meta or {})}
     if ctx.session is not None:
@@ -74,7 +75,7 @@ def _normalize(
     return event
 
 
-def _claim_id(event: Event, used: set[tuple[str, str]], lineno: int, ctx: ParseContext) -> bool:
+def claim_id(event: Event, used: set[tuple[str, str]], lineno: int, ctx: ParseContext) -> bool:
     """Ids address events (``log://session#id``), so a second event may not take one."""
     if "id" not in event:
         return True

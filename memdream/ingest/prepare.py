@@ -1,0 +1,193 @@
+"""The stateless half of ingest: redaction of one event, and a whole chunk of memdream lines.
+
+Everything here depends on one event at a time, never on the events before it, so a big
+memdream-format input can be prepared in chunks by worker processes (:mod:`.workers`) while
+the ingest process keeps the order-dependent half: ids, dedup, salience, writing.
+
+A prepared event crosses the pipe as the few fields that the order-dependent half reads, and
+its canonical JSON cut in two around the ``tags`` value (keys are sorted, so ``tags`` has one
+place): the ingest process adds the tags without parsing or serializing the event again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+import orjson
+from ahocorasick_rs import BytesAhoCorasick
+
+from memdream.errors import MemdreamError
+from memdream.fastjson import LONG_DIGITS, dumps_canonical
+from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters.memdream_jsonl import parse_line
+from memdream.ingest.salience import INSTRUCTION_WORDS, Hints, hints_for
+from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS, fast_valid, first_error, fit_caps
+from memdream.redact import shape_of
+
+if TYPE_CHECKING:
+    from memdream.redact import Redactor
+
+# Fields that carry content and are redacted; identifiers and enums are left as they are.
+# Tags are free labels from the log, so they are content too.
+CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker", "tags")
+_BOM = "\ufeff"
+
+
+def redact_event(redactor: Redactor, event: dict[str, Any]) -> Counter[str] | None:
+    """Redact ``event``'s content fields in place; what was replaced, or None when nothing was."""
+    # One call for all content fields: a field name is never a secret-looking key, so this is
+    # the same as redacting each field on its own, without a Counter per field.
+    content = {name: event[name] for name in CONTENT_FIELDS if name in event}
+    if not content:
+        return None
+    redacted, counts = redactor.redact_obj(content)
+    if not counts:
+        return None
+    event.update(redacted)
+    return counts
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """A run of whole lines of a memdream-format file, and what parsing them needs to know."""
+
+    source: str  # the input's name, for messages
+    path: str
+    offset: int  # at a line start
+    length: int  # ends at a line end (or at the end of the file)
+    default_session: str
+    session: str | None
+    strict: bool
+
+
+# What a chunk's lines become. Plain tuples, first item the kind: thousands cross a pipe per chunk.
+READY = 0  # (READY, line, session, id, ts, kind, tool, failed, goal, own tags, untrusted, fingerprint, head, tail,
+#            redactions)
+EVENT = 1  # (EVENT, line, event as JSON, redactions, hints): an event without id, for the full path
+BAD = 2  # (BAD, line, reason)
+Prepared = tuple[Any, ...]
+Redactions = Union[dict[str, int], None]  # noqa: UP007 - an alias evaluated on Python 3.10
+
+_TAGS_KEY = b',"tags":'
+# The keys that sort after "tags" ("verdict" too, never first); all hold strings, so the canonical
+# JSON after the first of them holds no nested object (whose keys could look the same).
+_KEY_PATTERNS = {key: b',"' + key.encode() + b'":' for key in ("target", "text", "tool", "ts")}
+
+
+class LineScan:
+    """One pass over a raw line for everything the quick tests look for: the redaction anchors
+    (:meth:`memdream.redact.Redactor.json_needles`) and the words every injected instruction
+    holds (:data:`memdream.ingest.salience.INSTRUCTION_WORDS`)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        anchors = redactor.json_needles()
+        self._always_redact = anchors is None  # user patterns: every event takes the full path
+        needles = list(anchors or ()) + [word.encode("ascii") for word in INSTRUCTION_WORDS]
+        self._first_word = len(anchors or ())
+        self._automaton = BytesAhoCorasick(needles)
+
+    def scan(self, raw: bytes, shape: bytes) -> tuple[bool, bool]:
+        """(may hold a secret, may hold an instruction) for the JSON line ``raw``."""
+        if b"\\u" in raw or b"\\/" in raw:  # escapes could spell any needle
+            return True, True
+        hits = self._automaton.find_matches_as_indexes(shape, overlapping=True)
+        if not hits:
+            return self._always_redact, not raw.isascii()
+        secret = self._always_redact or any(index < self._first_word for index, _, _ in hits)
+        # Instruction words are ASCII; non-ASCII text takes the full test (Unicode case folding).
+        instruction = not raw.isascii() or any(index >= self._first_word for index, _, _ in hits)
+        return secret, instruction
+
+
+def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[list[Prepared], int]:
+    """Every line of the chunk parsed, checked and redacted; and how many lines the chunk has.
+
+    Bad lines are collected, not raised: the ingest process decides, in file order, whether
+    a bad line fails the input or is skipped.
+    """
+    with open(job.path, "rb") as handle:
+        handle.seek(job.offset)
+        data = handle.read(job.length)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    ctx = ParseContext(source=job.source, default_session=job.default_session, session=job.session,
+                       strict=job.strict, skip_bad=True)
+    prepared: list[Prepared] = []
+    strings: dict[str, str] = {}
+    for number, raw in enumerate(lines, 1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        shape = shape_of(raw)
+        event = _quick_event(raw, shape, ctx)
+        if event is None:  # anything unusual: exactly what the single-process path does
+            event = _parsed(raw, number, job.offset == 0, ctx)
+            if event is None:
+                if ctx.skipped:
+                    prepared.append((BAD, number, ctx.skipped.pop()[1]))
+                continue
+        may_hold_secret, may_instruct = scan.scan(raw, shape)
+        redactions = redact_event(redactor, event) if may_hold_secret else None
+        if redactions:
+            fit_caps(event)
+            problem = first_error(event)
+            if problem is not None:  # a bug, not bad input
+                raise MemdreamError(f"{job.source}: produced an invalid event ({problem})")
+        hints = hints_for(event, may_instruct)
+        counts = dict(redactions) if redactions else None
+        prepared.append(_ready(number, event, counts, hints, strings))
+    return prepared, len(lines)
+
+
+def _quick_event(raw: bytes, shape: bytes, ctx: ParseContext) -> dict[str, Any] | None:
+    """The common line, checked at orjson's speed; None sends it down the exact path."""
+    if LONG_DIGITS in shape:
+        return None
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(event) is not dict or not event.keys() <= FIELDS:
+        return None
+    if ctx.session is not None:
+        event["session"] = ctx.session
+    kind = event.get("kind")
+    if "actor" not in event and isinstance(kind, str) and kind in DEFAULT_ACTOR:
+        event["actor"] = DEFAULT_ACTOR[kind]
+    return event if fast_valid(event) else None
+
+
+def _parsed(raw: bytes, number: int, first_in_file: bool, ctx: ParseContext) -> dict[str, Any] | None:
+    """The line as the single-process path reads it (decoding, BOM, messages of bad lines)."""
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        ctx.bad(number, "not UTF-8 text")
+        return None
+    if number == 1 and first_in_file:
+        text = text.lstrip(_BOM).strip()
+    return parse_line(text, number, ctx) if text else None
+
+
+def _ready(number: int, event: dict[str, Any], counts: Redactions, hints: Hints,
+           strings: dict[str, str]) -> Prepared:
+    """The record of one prepared event. ``strings``: one object per distinct session, kind and
+    tool of the chunk, so that the pipe carries each once and the ingest process builds it once."""
+    if "id" not in event:  # its id depends on the events before it: the full path
+        return (EVENT, number, dumps_canonical(event), counts, hints)
+    tags = event.pop("tags", None)
+    kind = event["kind"]
+    line = dumps_canonical(event)
+    # The first key after "tags" ("ts" is always there). Quotes inside strings are escaped, so
+    # rfind finds a key; the last one, so the top-level key (nested objects all come before).
+    first_after = "target" if "target" in event else "text" if "text" in event else "tool" if "tool" in event else "ts"
+    cut = line.rfind(_KEY_PATTERNS[first_after])
+    goal = (event.get("goal") or event.get("text")) if kind == "goal" else None
+    session, tool = event["session"], event.get("tool") or ""
+    failed = kind == "tool_result" and event.get("ok") is False
+    return (READY, number, strings.setdefault(session, session), event["id"], event["ts"],
+            strings.setdefault(kind, kind), strings.setdefault(tool, tool), failed, goal, tags, hints[0], hints[1],
+            line[:cut] + _TAGS_KEY, line[cut:], counts)
