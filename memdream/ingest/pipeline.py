@@ -17,7 +17,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
 from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl
+from memdream.ingest.dedup import REPEATED, STORED, DedupIndex
 from memdream.ingest.prepare import BAD, READY, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.validate import DEFAULT_ACTOR, first_error, fit_caps
@@ -117,9 +117,7 @@ class _Run:
         self.redactor = Redactor.from_settings(memory.settings)
         self.state_path = memory.paths.state / "ingest" / "salience.json"
         self.tagger = SalienceTagger(self._load_state())
-        # (session, id) of every stored event: the dedup index. A set of keys with shared session
-        # strings, not the stored hashes: it is the one thing a run holds per event.
-        self.seen: set[tuple[str, str]] = set()
+        self.seen = DedupIndex()  # (session, id) of every stored event
         self.writer: SegmentWriter | None = None
         self.pool: ChunkPool | None = None
 
@@ -132,7 +130,7 @@ class _Run:
 
     def start(self) -> list[str]:
         recovered = self.raw.recover(self.now)
-        self.seen = {(sys.intern(session), event_id) for session, event_id, _ in self.raw.key_rows()}
+        self.seen = DedupIndex((session, event_id) for session, event_id, _ in self.raw.key_rows())
         self.writer = SegmentWriter(self.raw, int(self.memory.settings.get("ingest.segment_max_events")))
         return recovered
 
@@ -146,8 +144,8 @@ class _Run:
             fmt = self._format_of(source, head, detect_format)
             report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped)
             mark = self.writer.mark()
-            added_keys: list[tuple[str, str]] = []
             self.tagger.begin()
+            self.seen.begin()
             occurrences: Counter[tuple[str, str]] = Counter()
             workers = 0
             if fmt == memdream_jsonl.NAME and source.path is not None:
@@ -156,22 +154,19 @@ class _Run:
                 workers = worker_count(self.memory.settings.get("ingest.workers"), source.path.stat().st_size)
             try:
                 if workers:
-                    self._ingest_prepared(source, ctx, workers, report, occurrences, added_keys)
+                    self._ingest_prepared(source, ctx, workers, report, occurrences)
                 else:
                     for event in adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx):
-                        key = self._store(event, report, occurrences)
-                        if key is not None:
-                            added_keys.append(key)
+                        self._store(event, report, occurrences)
             except BaseException:
                 self.writer.rollback(mark)
                 self.tagger.rollback()
-                for key in added_keys:
-                    self.seen.discard(key)
+                self.seen.rollback()
                 raise
         return report
 
     def _ingest_prepared(self, source: sources_mod.Source, ctx: ParseContext, workers: int, report: SourceReport,
-                         occurrences: Counter[tuple[str, str]], added_keys: list[tuple[str, str]]) -> None:
+                         occurrences: Counter[tuple[str, str]]) -> None:
         """Add a memdream-format file that worker processes parse and redact, in file order.
 
         The loop below is :meth:`_store` for prepared events (see :mod:`.prepare`), written out:
@@ -187,31 +182,27 @@ class _Run:
         from memdream.ingest.workers import chunk_jobs
 
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)
-        used: set[tuple[str, str]] = set()
-        seen, tags_for, write = self.seen, self.tagger.tags_for, self.writer.write_fields
+        claim, tags_for, write = self.seen.claim, self.tagger.tags_for, self.writer.write_fields
         dumps = orjson.dumps
         base = 0  # lines before the current chunk
         for prepared, lines in self.pool.prepare(jobs):
             read = added = duplicates = 0
             for record in prepared:
                 if record[0] != READY:
-                    self._store_other(record, base, used, ctx, report, occurrences, added_keys)
+                    self._store_other(record, base, ctx, report, occurrences)
                     continue
                 (_, number, session, event_id, ts, kind, tool, failed, goal, own_tags, untrusted, fingerprint,
                  head, tail, counts) = record
-                key = (session, event_id)
-                if key in used:
+                found = claim(session, event_id)
+                if found == REPEATED:
                     ctx.bad(base + number, f"id: '{event_id}' is already used in session '{session}'")
                     continue
-                used.add(key)
                 read += 1
-                if key in seen:
+                if found == STORED:
                     duplicates += 1
                     continue
                 tags = tags_for(session, kind, tool, failed, goal, untrusted, fingerprint)
                 write(head + dumps(merge_tags(own_tags, tags) if own_tags else tags) + tail, session, event_id, ts)
-                seen.add(key)
-                added_keys.append(key)
                 added += 1
                 if counts:
                     report.redactions.update(counts)
@@ -220,19 +211,14 @@ class _Run:
             report.duplicates += duplicates
             base += lines
 
-    def _store_other(self, record: tuple[Any, ...], base: int, used: set[tuple[str, str]], ctx: ParseContext,
-                     report: SourceReport, occurrences: Counter[tuple[str, str]],
-                     added_keys: list[tuple[str, str]]) -> None:
+    def _store_other(self, record: tuple[Any, ...], base: int, ctx: ParseContext, report: SourceReport,
+                     occurrences: Counter[tuple[str, str]]) -> None:
         """A prepared bad line, or an event without id (its id depends on the events before it)."""
         if record[0] == BAD:
             ctx.bad(base + record[1], record[2])
             return
-        _, number, data, counts, hints = record
-        event = fastjson.loads(data)
-        if memdream_jsonl.claim_id(event, used, base + number, ctx):
-            key = self._store(event, report, occurrences, (counts, hints))
-            if key is not None:
-                added_keys.append(key)
+        _, _, data, counts, hints = record
+        self._store(fastjson.loads(data), report, occurrences, (counts, hints))
 
     def close_pool(self) -> None:
         if self.pool is not None:
@@ -249,14 +235,14 @@ class _Run:
         return found
 
     def _store(self, event: dict[str, Any], report: SourceReport, occurrences: Counter[tuple[str, str]],
-               prepared: tuple[Mapping[str, int] | None, Hints | None] | None = None) -> tuple[str, str] | None:
-        """Add one event; ``prepared``: its redactions and salience hints when a worker already
-        redacted it. The key it was stored under, or None for a duplicate."""
+               prepared: tuple[Mapping[str, int] | None, Hints | None] | None = None) -> None:
+        """Add one event unless it is stored already; ``prepared``: its redactions and salience
+        hints when a worker already redacted it."""
         report.read += 1
         seen = self.seen
         if "id" in event and (event["session"], event["id"]) in seen:
             report.duplicates += 1  # known by its own id: no need to redact it first
-            return None
+            return
         redactions: Mapping[str, int] | None
         if prepared is None:
             redactions, hints = redact_event(self.redactor, event), None
@@ -268,7 +254,7 @@ class _Run:
             event["id"] = _derived_id(event, occurrences)
             if (event["session"], event["id"]) in seen:
                 report.duplicates += 1
-                return None
+                return
         self.tagger.tag(event, hints)
         # Adapters yield schema-valid events, and tags, actor and id keep them valid; only a
         # redaction (a placeholder longer than its secret) can push a value over its cap.
@@ -279,10 +265,8 @@ class _Run:
                 raise MemdreamError(f"{report.source}: produced an invalid event ({problem})")
             report.redactions.update(redactions)
         self.writer.write(canonical_bytes(event), event)  # type: ignore[union-attr]
-        key = (sys.intern(event["session"]), event["id"])
-        seen.add(key)
+        seen.add(event["session"], event["id"])
         report.added += 1
-        return key
 
     def finish(self) -> list[SegmentRecord]:
         assert self.writer is not None
