@@ -28,6 +28,7 @@ STRONG, MEDIUM, WEAK = "salience:strong", "salience:medium", "salience:weak"
 UNTRUSTED = "untrusted-instruction"
 WORKAROUND = "workaround"
 _SEEN_LIMIT = 200  # fingerprints kept per session
+IDLE_RUNS = 100  # ingest runs after which an idle session's fingerprints are dropped
 
 # Phrases by which injected content tries to become the agent's rules. Deliberately broad: a
 # false positive only keeps an event from becoming a strategy on its own; it is still stored.
@@ -114,6 +115,7 @@ class SessionState:
     events: int = 0
     failing_tools: list[str] = field(default_factory=list)
     seen: list[str] = field(default_factory=list)  # fingerprints of user messages and tool calls
+    run: int = 0  # the ingest run that last tagged an event of the session
 
     def to_dict(self) -> dict[str, Any]:
         # Copies of the lists: a saved state must not change as tagging goes on.
@@ -129,14 +131,21 @@ class SalienceTagger:
             name: SessionState(**copy.deepcopy(values)) for name, values in state.get("sessions", {}).items()
         }
         self.succeeded_kinds: set[str] = set(state.get("succeeded_kinds", []))
+        self.run = int(state.get("runs", 0)) + 1  # this run's number
         self._undo: dict[str, SessionState | None] = {}
         self._undo_kinds: set[str] = set()
 
     def state(self) -> dict[str, Any]:
-        return {
-            "sessions": {name: session.to_dict() for name, session in sorted(self.sessions.items())},
-            "succeeded_kinds": sorted(self.succeeded_kinds),
-        }
+        """What the next run starts from. Sessions idle for IDLE_RUNS runs keep their segment
+        count and goal but not their fingerprints: the state would otherwise grow with every
+        session ever seen, and repetition is a local signal."""
+        sessions = {}
+        for name, session in sorted(self.sessions.items()):
+            saved = session.to_dict()
+            if self.run - session.run >= IDLE_RUNS:
+                saved["seen"] = []
+            sessions[name] = saved
+        return {"sessions": sessions, "succeeded_kinds": sorted(self.succeeded_kinds), "runs": self.run}
 
     # -- transactions per input file -------------------------------------------------------------
     def begin(self) -> None:
@@ -182,6 +191,7 @@ class SalienceTagger:
         session = self.sessions.get(name)
         if session is None or name not in self._undo:
             session = self._session(name)
+            session.run = self.run
         starts = session.after_outcome or (failed and not session.in_failure_run) or session.events == 0
         if kind == "goal":
             starts = goal != session.goal or starts
