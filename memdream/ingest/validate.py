@@ -53,6 +53,12 @@ def _fact_ok(fact: Any) -> bool:
     )
 
 
+def _no_space(value: str) -> bool:
+    # Every character that `\s` matches but " " is unprintable, so a printable value without " "
+    # passes; anything else (including "id\n", which the schema's `$` lets through) asks the regex.
+    return (value.isprintable() and " " not in value) or _NO_SPACE.search(value) is not None
+
+
 def _string(value: Any) -> bool:
     return isinstance(value, str)
 
@@ -67,7 +73,7 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "session": lambda v: isinstance(v, str) and 1 <= len(v) <= 512 and _SESSION.search(v) is not None,
     "ts": lambda v: isinstance(v, str) and _TS.search(v) is not None,
     "kind": lambda v: isinstance(v, str) and v in KINDS,
-    "id": lambda v: isinstance(v, str) and 1 <= len(v) <= 256 and _NO_SPACE.search(v) is not None,
+    "id": lambda v: isinstance(v, str) and 1 <= len(v) <= 256 and _no_space(v),
     "actor": lambda v: isinstance(v, str) and v in ACTORS,
     "verdict": lambda v: isinstance(v, str) and v in VERDICTS,
     "ok": lambda v: isinstance(v, bool),
