@@ -7,7 +7,6 @@ only with MEMDREAM_DEBUG=1.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -15,18 +14,12 @@ from typer.core import TyperGroup
 
 from memdream import __version__
 from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, MemdreamError
-
-DEBUG_ENV = "MEMDREAM_DEBUG"
+from memdream.fastcli import DEBUG_ENV
+from memdream.fastcli import fail as _fail
 
 
 def _debug() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
-
-
-def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
 
 
 def _is_control_flow(error: BaseException) -> bool:

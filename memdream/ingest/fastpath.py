@@ -10,10 +10,10 @@ parsers in step.
 
 from __future__ import annotations
 
-import os
 import sys
+from pathlib import Path
 
-from memdream.recall.fastpath import ArgumentParser, fail
+from memdream.fastcli import ArgumentParser, guarded
 
 
 def parser() -> ArgumentParser:
@@ -31,13 +31,9 @@ def parser() -> ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Run ``memdream ingest`` with ``argv`` (the arguments after ``ingest``); returns the exit code."""
-    from memdream.errors import EXIT_INTERRUPTED, MemdreamError
-
     args = parser().parse_args(argv)
-    debug = os.environ.get("MEMDREAM_DEBUG", "") not in ("", "0")
-    try:
-        from pathlib import Path
 
+    def command() -> None:
         from memdream.ingest.command import run
         from memdream.ingest.pipeline import IngestOptions
         from memdream.memory.locate import find_memory_root
@@ -46,14 +42,8 @@ def main(argv: list[str]) -> int:
                                 skip_bad=args.skip_bad)
         root = find_memory_root(Path(args.memory) if args.memory else None)
         run(root, args.paths, options, use_spool=args.use_spool, as_json=args.output == "json")
-    except MemdreamError as error:
-        if debug:
-            raise
-        fail(str(error), error.exit_code)
-    except KeyboardInterrupt:
-        fail("interrupted", EXIT_INTERRUPTED)
-    sys.stdout.flush()
-    return 0
+
+    return guarded(command)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import orjson
 from ahocorasick_rs import BytesAhoCorasick
 
 from memdream.errors import MemdreamError
-from memdream.fastjson import LONG_DIGITS, dumps_canonical
+from memdream.fastjson import dumps_canonical, needs_stdlib
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters.memdream_jsonl import parse_line
 from memdream.ingest.salience import INSTRUCTION_WORDS, Hints, hints_for
@@ -136,7 +136,9 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
             problem = first_error(event)
             if problem is not None:  # a bug, not bad input
                 raise MemdreamError(f"{job.source}: produced an invalid event ({problem})")
-        hints = hints_for(event, may_instruct)
+        # A placeholder (a user pattern may be named "curl") can make the text read like an
+        # instruction: after a redaction the quick answer no longer holds.
+        hints = hints_for(event, may_instruct or bool(redactions))
         counts = dict(redactions) if redactions else None
         prepared.append(_ready(number, event, counts, hints, strings))
     return prepared, len(lines)
@@ -144,7 +146,7 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
 
 def _quick_event(raw: bytes, shape: bytes, ctx: ParseContext) -> dict[str, Any] | None:
     """The common line, checked at orjson's speed; None sends it down the exact path."""
-    if LONG_DIGITS in shape:
+    if needs_stdlib(shape):
         return None
     try:
         event = orjson.loads(raw)

@@ -102,7 +102,7 @@ def _validity_stamp(text: bytes) -> str:
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # missing, unreadable or garbled: check again
         return None
 
 

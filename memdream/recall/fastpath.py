@@ -10,24 +10,10 @@ tests/recall/test_fastpath.py keeps the two parsers in step.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 from pathlib import Path
-from typing import NoReturn
 
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with memdream's one-line usage errors (exit 2), shared by the fast paths."""
-
-    def error(self, message: str) -> NoReturn:
-        fail(message, 2)
-
-
-def fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
+from memdream.fastcli import ArgumentParser, guarded
 
 
 def parser() -> ArgumentParser:
@@ -47,11 +33,9 @@ def parser() -> ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Run ``memdream recall`` with ``argv`` (the arguments after ``recall``); returns the exit code."""
-    from memdream.errors import EXIT_INTERRUPTED, MemdreamError
-
     args = parser().parse_args(argv)
-    debug = os.environ.get("MEMDREAM_DEBUG", "") not in ("", "0")
-    try:
+
+    def command() -> None:
         from memdream.memory.locate import find_memory_root
         from memdream.recall.command import run
         from memdream.recall.engine import RecallOptions
@@ -59,14 +43,8 @@ def main(argv: list[str]) -> int:
         options = RecallOptions(budget=args.budget, card_type=args.card_type, status=args.status,
                                 subject=args.subject, since=args.since, include_archived=args.include_archived)
         run(find_memory_root(args.memory), args.query, args.queries, options, as_json=args.output == "json")
-    except MemdreamError as error:
-        if debug:
-            raise
-        fail(str(error), error.exit_code)
-    except KeyboardInterrupt:
-        fail("interrupted", EXIT_INTERRUPTED)
-    sys.stdout.flush()
-    return 0
+
+    return guarded(command)
 
 
 if __name__ == "__main__":
