@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from memdream import fastjson
 
+
 def _beyond_64_bits(value: Any) -> bool:
     if isinstance(value, bool):
         return False
