@@ -3,15 +3,18 @@
 It is the one thing ingest keeps per event, so it is kept small: one id string and one dict
 entry per event, grouped by session (no tuple per event), and it also answers the question
 of each input file ("was this id already used earlier in this file?") without a second set.
-Each id maps to who claimed it:
+Each id maps to a small int; for input ``n`` of the run (from 1):
 
-- ``0``: stored before this input;
-- ``n`` (the input's number, from 1): added by input n of this run;
-- ``-n``: stored before input n, and seen again in it (a second sighting in input n is then a
-  repeated id, not a duplicate of something stored).
+- ``0``: stored before this run, or by an earlier input of it;
+- ``2n``: the input's own id, first used in input n and stored by it;
+- ``2n + 1``: an id input n derived (its event had none) and stored;
+- ``-2n``: stored before input n, then used as an id in it;
+- ``-(2n + 1)``: derived and stored by input n, then used as an id in it.
 
-Rolling back an input (a malformed line fails the whole file) drops what it added and turns
-its ``-n`` marks back into ``0``; it walks the whole index, which only happens on that error.
+An id used twice in one input is a repeated id (a bad line); an id equal to one stored earlier,
+or derived earlier in the same input, is a duplicate: the same answers as the single-process
+path, whose adapter keeps the ids of the input in a set of its own. Rolling back an input (a
+malformed line fails the whole file) walks the whole index, which only happens on that error.
 """
 
 from __future__ import annotations
@@ -47,31 +50,34 @@ class DedupIndex:
         return sum(len(ids) for ids in self._ids.values())
 
     def add(self, session: str, event_id: str) -> None:
-        """Record an event the current input stored."""
-        self._session(session)[event_id] = self.input
+        """Record an event the current input stored without claiming its id (a derived id, or
+        any event of the single-process path, whose adapter checks ids itself)."""
+        self._session(session)[event_id] = 2 * self.input + 1
 
     def claim(self, session: str, event_id: str) -> int:
-        """Sight ``event_id`` in the current input: NEW (now recorded as added by this input:
-        the caller stores it), STORED (a duplicate of an event stored before this input) or
-        REPEATED (the input used this id before)."""
+        """Use ``event_id`` in the current input: NEW (now recorded as stored by this input: the
+        caller stores the event), STORED (a duplicate of a stored event) or REPEATED (this input
+        used the id before)."""
         ids = self._session(session)
         owner = ids.get(event_id)
+        own, derived = 2 * self.input, 2 * self.input + 1
         if owner is None:
-            ids[event_id] = self.input
+            ids[event_id] = own
             return NEW
-        if owner == self.input or owner == -self.input:
+        if owner == own or owner == -own or owner == -derived:
             return REPEATED
-        ids[event_id] = -self.input
+        ids[event_id] = -derived if owner == derived else -own
         return STORED
 
     def rollback(self) -> None:
         """Forget what the current input added or sighted."""
-        current = self.input
+        own, derived = 2 * self.input, 2 * self.input + 1
+        added = {own, derived, -derived}
         for session, ids in list(self._ids.items()):
             for event_id, owner in list(ids.items()):
-                if owner == current:
+                if owner in added:
                     del ids[event_id]
-                elif owner == -current:
+                elif owner == -own:
                     ids[event_id] = 0
             if not ids:
                 del self._ids[session]

@@ -37,6 +37,7 @@ MAX_AUTO_WORKERS = 4  # the ingest process writes alone; more workers would wait
 IN_FLIGHT_PER_WORKER = 2  # chunks queued per worker: keeps it busy, bounds memory
 _JOIN_SECONDS = 5.0
 _DONE, _FAILED = b"D", b"F"  # first byte of a worker's answer
+_DIED = "an ingest worker process died; nothing of this run was kept"
 
 
 
@@ -123,7 +124,10 @@ class ChunkPool:
             nonlocal turn
             job = next(queue, None)
             if job is not None:
-                self._conns[turn].send(job)
+                try:
+                    self._conns[turn].send(job)
+                except (OSError, ValueError):  # the worker is gone (its pipe is closed)
+                    raise MemdreamError(_DIED) from None
                 order.append(turn)
                 turn = (turn + 1) % len(self._conns)
 
@@ -134,7 +138,7 @@ class ChunkPool:
             try:
                 message = self._conns[worker].recv_bytes()
             except (EOFError, OSError):
-                raise MemdreamError("an ingest worker process died; nothing of this run was kept") from None
+                raise MemdreamError(_DIED) from None
             if message[:1] == _FAILED:
                 raise pickle.loads(message[1:])
             submit()

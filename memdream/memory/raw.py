@@ -357,6 +357,10 @@ def _file_sha256(path: Path) -> str:
 
 
 def _escape(field: str) -> str:
+    # Tab, newline and carriage return are unprintable: a printable field needs escaping only
+    # for a backslash.
+    if field.isprintable() and "\\" not in field:
+        return field
     return field.translate(_ESCAPES) if _SPECIAL.search(field) else field
 
 
