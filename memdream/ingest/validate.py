@@ -86,35 +86,85 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
 assert set(_CHECKS) == FIELDS
 
 
-# The checks again, for the hot loop: fields that only need to be strings map to ``str`` (no
-# call), the three that fast_valid checks first map to None.
-_RULES: dict[str, Any] = {
-    **_CHECKS, "text": str, "error": str, "goal": str, "session": None, "ts": None, "kind": None,
+# The hot path checks an event against a plan made once per set of field names (in order): the
+# JSON type every field must have, then the value checks that a type alone does not settle.
+_TYPES: dict[str, type] = {
+    **{name: str for name in (*_STRINGS, "session", "ts", "kind", "id", "actor", "verdict")},
+    "ok": bool, "args": dict, "meta": dict, "fact": dict, "next": list, "done": list, "tags": list,
 }
+assert set(_TYPES) == FIELDS
+_SETTLED_BY_TYPE = frozenset({"text", "error", "goal", "ok", "args", "meta"})
+_CHECKED_FIRST = frozenset({"session", "ts", "kind"})
+_ENUMS = {"actor": ACTORS, "verdict": VERDICTS}
+_CAPPED = frozenset(name for name in _MAX if name != "id")  # strings of at most 256 characters
+_VALUE_CHECKS: dict[str, Callable[[Any], bool]] = {"fact": _fact_ok, "next": _str_list, "done": _str_list,
+                                                   "tags": _str_list}
+assert {"id", *_ENUMS, *_CAPPED, *_VALUE_CHECKS} == FIELDS - _SETTLED_BY_TYPE - _CHECKED_FIRST
+# (types of the fields in order, enum fields and their values, capped fields, other checks)
+Plan = tuple[tuple[type, ...], tuple[tuple[str, frozenset[str]], ...], tuple[str, ...],
+             tuple[tuple[str, Callable[[Any], bool]], ...]]
+_PLANS: dict[tuple[str, ...], Plan | None] = {}
+_PLANS_MAX = 1024
 _KNOWN_SESSIONS: set[str] = set()  # sessions already found valid (a log has few, each many times)
 _KNOWN_SESSIONS_MAX = 4096
+_ts_search = _TS.search
+
+
+def _plan(names: tuple[str, ...]) -> Plan | None:
+    """The plan for events with these fields; None when the names alone make them invalid."""
+    if not FIELDS.issuperset(names) or not _CHECKED_FIRST.issubset(names):
+        return None
+    return (tuple(_TYPES[name] for name in names),
+            tuple((name, _ENUMS[name]) for name in names if name in _ENUMS),
+            tuple(name for name in names if name in _CAPPED),
+            tuple((name, _VALUE_CHECKS[name]) for name in names if name in _VALUE_CHECKS))
 
 
 def fast_valid(event: dict[str, Any]) -> bool:
     """True exactly when ``event`` is valid against the raw event schema."""
-    session, kind = event.get("session"), event.get("kind")
-    if type(session) is str and session in _KNOWN_SESSIONS:
-        pass
-    elif _CHECKS["session"](session):
+    names = tuple(event)
+    plan = _PLANS.get(names, False)
+    if plan is False:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        plan = _PLANS[names] = _plan(names)
+    if plan is None:
+        return False
+    types, enums, capped, checks = plan
+    if tuple(map(type, event.values())) != types:
+        return _fields_valid(event)  # a wrong type, or a subclass (str subclasses are strings)
+    session = event["session"]
+    if session not in _KNOWN_SESSIONS:
+        if not _CHECKS["session"](session):
+            return False
         if len(_KNOWN_SESSIONS) >= _KNOWN_SESSIONS_MAX:
             _KNOWN_SESSIONS.clear()
-        _KNOWN_SESSIONS.add(session)  # type: ignore[arg-type]  # checked: a valid session is a str
-    else:
+        _KNOWN_SESSIONS.add(session)
+    if event["kind"] not in KINDS or _ts_search(event["ts"]) is None:
         return False
-    if not (isinstance(kind, str) and kind in KINDS and _CHECKS["ts"](event.get("ts"))):
+    event_id = event.get("id")
+    if event_id is not None and not (1 <= len(event_id) <= 256 and _no_space(event_id)):
         return False
-    rules = _RULES
+    for name, allowed in enums:
+        if event[name] not in allowed:
+            return False
+    for name in capped:
+        if len(event[name]) > 256:
+            return False
+    for name, check in checks:
+        if not check(event[name]):
+            return False
+    return True
+
+
+def _fields_valid(event: dict[str, Any]) -> bool:
+    """Field by field, each with its whole rule."""
+    if "session" not in event or "ts" not in event or "kind" not in event:
+        return False
+    checks = _CHECKS
     for name, value in event.items():
-        rule = rules.get(name, False)
-        if rule is str:
-            if not isinstance(value, str):
-                return False
-        elif rule is False or (rule is not None and not rule(value)):
+        check = checks.get(name)
+        if check is None or not check(value):
             return False
     return True
 
