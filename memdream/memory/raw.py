@@ -17,7 +17,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +259,10 @@ class SegmentWriter:
             entry = self._entry
             assert entry is not None
         digest = "sha256:" + _sha256(data).hexdigest()
-        self._handle.write(data + b"\n")
+        line = data + b"\n"
+        self._handle.write(line)
+        if entry.digest is not None:
+            entry.digest.update(line)
         self._keys.write(_key_line(session, event_id, digest).encode("utf-8"))
         if not entry.events:
             entry.first_ts = ts
@@ -292,6 +295,7 @@ class SegmentWriter:
             self._keys.seek(keys_position)
             self._entry = entry
             entry.events, entry.first_ts, entry.last_ts = events, first_ts, last_ts
+            entry.digest = None
 
     def publish(self, now: str) -> list[SegmentRecord]:
         """Move staged segments (then their indexes) into place, then record them in the manifest."""
@@ -306,8 +310,8 @@ class SegmentWriter:
             os.replace(entry.path, final)
             # After the segment: an index in place always belongs to the segment of that name.
             os.replace(entry.keys_path, self.raw.keys_path(entry.name))
-            records.append(SegmentRecord(entry.name, _file_sha256(final), entry.events, entry.first_ts,
-                                         entry.last_ts, now))
+            sha256 = entry.digest.hexdigest() if entry.digest is not None else _file_sha256(final)
+            records.append(SegmentRecord(entry.name, sha256, entry.events, entry.first_ts, entry.last_ts, now))
         _fsync_dir(self.raw.dir)
         _fsync_dir(self.raw.keys_dir)
         self.staged = []
@@ -338,6 +342,9 @@ class _Staged:
     events: int = 0
     first_ts: str = ""
     last_ts: str = ""
+    # sha256 of what was written, kept as lines go out so that publishing need not read the
+    # segment back; None after a rollback cut the file (then it is read back once).
+    digest: Any = field(default_factory=hashlib.sha256)
 
 
 def _key_line(session: str, event_id: str, digest: str) -> str:
