@@ -123,8 +123,9 @@ def _plan(names: tuple[str, ...]) -> Plan | None:
 def fast_valid(event: dict[str, Any]) -> bool:
     """True exactly when ``event`` is valid against the raw event schema."""
     names = tuple(event)
-    plan = _PLANS.get(names, False)
-    if plan is False:
+    if names in _PLANS:
+        plan = _PLANS[names]
+    else:
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         plan = _PLANS[names] = _plan(names)
