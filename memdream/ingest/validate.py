@@ -105,6 +105,7 @@ Plan = tuple[tuple[type, ...], tuple[tuple[str, frozenset[str]], ...], tuple[str
              tuple[tuple[str, Callable[[Any], bool]], ...]]
 _PLANS: dict[tuple[str, ...], Plan | None] = {}
 _PLANS_MAX = 1024
+_UNPLANNED: Any = object()
 _KNOWN_SESSIONS: set[str] = set()  # sessions already found valid (a log has few, each many times)
 _KNOWN_SESSIONS_MAX = 4096
 _ts_search = _TS.search
@@ -123,9 +124,8 @@ def _plan(names: tuple[str, ...]) -> Plan | None:
 def fast_valid(event: dict[str, Any]) -> bool:
     """True exactly when ``event`` is valid against the raw event schema."""
     names = tuple(event)
-    if names in _PLANS:
-        plan = _PLANS[names]
-    else:
+    plan = _PLANS.get(names, _UNPLANNED)
+    if plan is _UNPLANNED:
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         plan = _PLANS[names] = _plan(names)
