@@ -32,7 +32,7 @@ from memdream.ingest.prepare import ChunkJob, LineScan, Prepared, prepare_chunk
 from memdream.redact import Redactor, RedactorSpec
 
 CHUNK_BYTES = 1 << 20  # ~3,000 typical events: big enough to amortize a round trip, small enough to stream
-PARALLEL_MIN_BYTES = 8 << 20  # below this, "auto" prepares inline: forking costs more than it saves
+PARALLEL_MIN_BYTES = 2 << 20  # below this (one chunk), "auto" prepares inline: workers would not overlap
 MAX_AUTO_WORKERS = 4  # the ingest process writes alone; more workers would wait for it
 IN_FLIGHT_PER_WORKER = 2  # chunks queued per worker: keeps it busy, bounds memory
 _JOIN_SECONDS = 5.0
