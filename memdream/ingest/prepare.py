@@ -77,29 +77,39 @@ _KEY_PATTERNS = {key: b',"' + key.encode() + b'":' for key in ("target", "text",
 
 
 class LineScan:
-    """One pass over a raw line for everything the quick tests look for: the redaction anchors
-    (:meth:`memdream.redact.Redactor.json_needles`) and the words every injected instruction
-    holds (:data:`memdream.ingest.salience.INSTRUCTION_WORDS`)."""
+    """One pass over a raw line's shape for everything the quick tests look for: the redaction
+    anchors (:meth:`memdream.redact.Redactor.json_needles`), the words every injected instruction
+    holds (:data:`memdream.ingest.salience.INSTRUCTION_WORDS`), the escapes that could spell
+    either, and runs of digits long enough for an integer that orjson would misread."""
+
+    _SECRET, _INSTRUCTION, _ESCAPE, _DIGITS = range(4)
 
     def __init__(self, redactor: Redactor) -> None:
         anchors = redactor.json_needles()
         self._always_redact = anchors is None  # user patterns: every event takes the full path
-        needles = list(anchors or ()) + [word.encode("ascii") for word in INSTRUCTION_WORDS]
-        self._first_word = len(anchors or ())
-        self._automaton = BytesAhoCorasick(needles)
+        groups = [
+            (self._SECRET, list(anchors or ())),
+            (self._INSTRUCTION, [word.encode("ascii") for word in INSTRUCTION_WORDS]),
+            (self._ESCAPE, [b"\\u", b"\\/"]),
+            (self._DIGITS, [b"9" * 19]),
+        ]
+        self._group_of = [group for group, needles in groups for _ in needles]
+        self._automaton = BytesAhoCorasick([needle for _, needles in groups for needle in needles])
 
-    def scan(self, raw: bytes, shape: bytes) -> tuple[bool, bool]:
-        """(may hold a secret, may hold an instruction) for the JSON line ``raw``."""
-        # Escapes could spell any needle. find(), not `in` (see memdream.fastjson.needs_stdlib).
-        if raw.find(b"\\") >= 0 and (raw.find(b"\\u") >= 0 or raw.find(b"\\/") >= 0):
-            return True, True
+    def scan(self, raw: bytes, shape: bytes) -> tuple[bool, bool, bool]:
+        """(may hold an integer orjson misreads, may hold a secret, may hold an instruction) for
+        the JSON line ``raw`` whose :func:`memdream.redact.shape_of` is ``shape``."""
         hits = self._automaton.find_matches_as_indexes(shape, overlapping=True)
         if not hits:
-            return self._always_redact, not raw.isascii()
-        secret = self._always_redact or any(index < self._first_word for index, _, _ in hits)
+            return False, self._always_redact, not raw.isascii()
+        group_of = self._group_of
+        found = {group_of[index] for index, _, _ in hits}
+        long_digits = self._DIGITS in found and needs_stdlib(shape)
+        if self._ESCAPE in found:  # escapes could spell any needle
+            return long_digits, True, True
         # Instruction words are ASCII; non-ASCII text takes the full test (Unicode case folding).
-        instruction = not raw.isascii() or any(index >= self._first_word for index, _, _ in hits)
-        return secret, instruction
+        return (long_digits, self._always_redact or self._SECRET in found,
+                self._INSTRUCTION in found or not raw.isascii())
 
 
 def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[list[Prepared], int]:
@@ -123,14 +133,14 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
         if not raw:
             continue
         shape = shape_of(raw)
-        event = _quick_event(raw, shape, ctx)
+        long_digits, may_hold_secret, may_instruct = scan.scan(raw, shape)
+        event = None if long_digits else _quick_event(raw, ctx)
         if event is None:  # anything unusual: exactly what the single-process path does
             event = _parsed(raw, number, job.offset == 0, ctx)
             if event is None:
                 if ctx.skipped:
                     prepared.append((BAD, number, ctx.skipped.pop()[1]))
                 continue
-        may_hold_secret, may_instruct = scan.scan(raw, shape)
         redactions = redact_event(redactor, event) if may_hold_secret else None
         if redactions:
             fit_caps(event)
@@ -145,10 +155,9 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
     return prepared, len(lines)
 
 
-def _quick_event(raw: bytes, shape: bytes, ctx: ParseContext) -> dict[str, Any] | None:
-    """The common line, checked at orjson's speed; None sends it down the exact path."""
-    if needs_stdlib(shape):
-        return None
+def _quick_event(raw: bytes, ctx: ParseContext) -> dict[str, Any] | None:
+    """The common line (without long integers), checked at orjson's speed; None sends it down
+    the exact path."""
     try:
         event = orjson.loads(raw)
     except orjson.JSONDecodeError:
