@@ -7,39 +7,35 @@ therefore carry an explicit fallback identity when none is configured.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memdream.errors import GitError
-
-if TYPE_CHECKING:
-    from git import Repo
 
 FALLBACK_NAME = "memdream"
 FALLBACK_EMAIL = "memdream@localhost"
 
 
-def _repo(root: Path) -> Repo:
-    import git  # lazy: GitPython costs ~100 ms to import
-
-    try:
-        return git.Repo(root)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{root} is not a git repository") from None
-
-
 def _run(root: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    import git
+    """Run one git command in ``root``; its output without the final newline.
 
-    repo = _repo(root)
+    A plain subprocess, as GitPython's ``execute`` would run it (C locale, no prompt), without
+    importing GitPython: every ingest and dream makes a few of these calls, and the import alone
+    costs ~100 ms.
+    """
+    if not is_repo(root):
+        raise GitError(f"{root} is not a git repository")
+    environment = {**os.environ, **dict(env or {}), "LANGUAGE": "C", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        with repo.git.custom_environment(**dict(env or {})):
-            result: str = repo.git.execute(["git", *args])
-            return result
-    except git.GitCommandError as error:
-        detail = " ".join((error.stderr or str(error)).split()).removeprefix("stderr: ").strip("' ")
-        raise GitError(f"git {args[0]} failed: {detail}") from None
+        done = subprocess.run(["git", *args], cwd=root, env=environment, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
+    except OSError as error:
+        raise GitError(f"git {args[0]} failed: {error.strerror or error}") from None
+    if done.returncode != 0:
+        detail = " ".join((done.stderr or done.stdout or f"exit status {done.returncode}").split())
+        raise GitError(f"git {args[0]} failed: {detail}")
+    return done.stdout.removesuffix("\n")
 
 
 def is_repo(root: Path) -> bool:

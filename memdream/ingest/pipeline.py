@@ -7,6 +7,10 @@ run, under the memory's writer lock. A spooled transcript (``--spool``) that can
 (unreadable, empty, not a log, a malformed line) is reported in ``failed_transcripts`` and
 skipped instead, so that one bad transcript cannot block the spool forever.
 
+A memdream-format file of some size is parsed and redacted by worker processes in chunks
+(:mod:`.workers`, :mod:`.prepare`); this process then does only what depends on order (ids,
+dedup, salience, writing), and stores byte for byte what it would have stored alone.
+
 Environment: ``MEMDREAM_LOCK_WAIT`` (seconds, a float >= 0; default ``LOCK_WAIT_SECONDS``, 30; read by
 :func:`memdream.memory.lock.lock_wait_seconds`) is how long ingest waits for another writer to release
 the memory before it exits with 75 ("memory is busy").

@@ -127,8 +127,11 @@ class SalienceTagger:
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
+        # The state comes fresh from JSON: its lists need copying, not a deep copy of everything.
         self.sessions: dict[str, SessionState] = {
-            name: SessionState(**copy.deepcopy(values)) for name, values in state.get("sessions", {}).items()
+            name: SessionState(**{key: list(value) if isinstance(value, list) else value
+                                  for key, value in values.items()})
+            for name, values in state.get("sessions", {}).items()
         }
         self.succeeded_kinds: set[str] = set(state.get("succeeded_kinds", []))
         self.run = int(state.get("runs", 0)) + 1  # this run's number

@@ -12,7 +12,7 @@ from memdream.clock import now_iso
 from memdream.errors import UsageError
 from memdream.memory.paths import CONFIG_FILE, LAYERS, MemoryPaths
 from memdream.memory.plan import Plan
-from memdream.memory.settings import default_config_text
+from memdream.memory.settings import Settings, default_config_text
 
 GITIGNORE = """\
 # Raw events stay local by default (size, erasure requests); raw/MANIFEST.jsonl pins their hashes.
@@ -79,4 +79,5 @@ def init_memory(root: Path) -> InitResult:
         gitops.init_repo(root)
     gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
     sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__})
+    Settings.load(paths.config, cache_dir=paths.state / "cache")  # checked and stamped once, here
     return InitResult(root.resolve(), created=True, commit=sha)

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,8 +92,12 @@ def stamped(memory: Path, run: Any) -> Path:
     return memory
 
 
+def test_init_stamps_its_own_settings(memory: Path) -> None:
+    assert re.fullmatch(r"[0-9a-f]{64}", stamp(memory).read_text(encoding="utf-8"))
+
+
 def test_a_load_writes_the_stamp_even_without_a_cache_folder(memory: Path) -> None:
-    assert not cache(memory).exists()  # as init leaves it
+    shutil.rmtree(cache(memory))
     assert load(memory).get("ingest.segment_max_events") == 50000
     first = stamp(memory).read_text(encoding="utf-8")
     assert load(memory).get("ingest.segment_max_events") == 50000  # the stamped path reads the same values
@@ -194,7 +199,7 @@ def _read_only_cache(memory: Path) -> None:
                          ids=["cache-is-a-file", "stamp-is-a-folder", "read-only"])
 def test_an_unwritable_cache_does_not_break_loading(memory: Path, run: Any, tmp_path: Path,
                                                    break_cache: Any) -> None:
-    assert not cache(memory).exists()  # as init leaves it
+    shutil.rmtree(cache(memory))  # init stamped its settings: start without a cache
     edit(memory, "segment_max_events: 50000", "segment_max_events: 100")
     break_cache(memory)
     try:
