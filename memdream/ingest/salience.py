@@ -122,6 +122,10 @@ class SessionState:
         return {key: list(value) if isinstance(value, list) else value for key, value in self.__dict__.items()}
 
 
+def _copied_lists(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, list) else value for key, value in values.items()}
+
+
 class SalienceTagger:
     """Adds segment, salience and trust tags to events, one session at a time, in arrival order."""
 
@@ -129,9 +133,7 @@ class SalienceTagger:
         state = state or {}
         # The state comes fresh from JSON: its lists need copying, not a deep copy of everything.
         self.sessions: dict[str, SessionState] = {
-            name: SessionState(**{key: list(value) if isinstance(value, list) else value
-                                  for key, value in values.items()})
-            for name, values in state.get("sessions", {}).items()
+            name: SessionState(**_copied_lists(values)) for name, values in state.get("sessions", {}).items()
         }
         self.succeeded_kinds: set[str] = set(state.get("succeeded_kinds", []))
         self.run = int(state.get("runs", 0)) + 1  # this run's number
