@@ -503,9 +503,6 @@ _AUTH_VALUE = re.compile(r"(?P<scheme>[ \t]*(?P<name>[A-Za-z]+)[ \t]+)(?P<v>\S.*
 # ---------------------------------------------------------------------------------------------
 # Redactor
 
-# (extra patterns, allow-list, enabled): everything a Redactor is built from, in plain data.
-RedactorSpec = tuple[list[dict[str, str]], list[str], bool]
-
 
 def _compile_extra(index: int, spec: Mapping[str, str]) -> _Rule:
     name = spec.get("name", "")
@@ -544,13 +541,6 @@ class Redactor:
         self._tables = _AnchorTables(self._rules)
         self._allow: tuple[str, ...] = tuple(literal for literal in allow if literal)
         self.enabled = enabled
-        self.spec: RedactorSpec = ([dict(spec) for spec in extra_patterns], list(allow), enabled)
-
-    @classmethod
-    def from_spec(cls, spec: RedactorSpec) -> Redactor:
-        """The redactor that :attr:`spec` describes (e.g. rebuilt in a worker process)."""
-        extras, allow, enabled = spec
-        return cls(extras, allow, enabled=enabled)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:

@@ -182,7 +182,7 @@ class _Run:
             self.writer.flush()  # forked workers must not inherit unwritten buffers
             from memdream.ingest.workers import ChunkPool
 
-            self.pool = ChunkPool(workers, self.redactor.spec)
+            self.pool = ChunkPool(workers, self.redactor)
         from memdream.ingest.workers import chunk_jobs
 
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)

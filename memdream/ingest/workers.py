@@ -29,7 +29,7 @@ from typing import Any
 
 from memdream.errors import MemdreamError
 from memdream.ingest.prepare import ChunkJob, LineScan, Prepared, prepare_chunk
-from memdream.redact import Redactor, RedactorSpec
+from memdream.redact import Redactor
 
 CHUNK_BYTES = 1 << 20  # ~3,000 typical events: big enough to amortize a round trip, small enough to stream
 PARALLEL_MIN_BYTES = 2 << 20  # below this (one chunk), "auto" prepares inline: workers would not overlap
@@ -70,9 +70,10 @@ def chunk_jobs(source: str, path: Path, default_session: str, session: str | Non
     """
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        offset = 0
+        offset, step = 0, CHUNK_BYTES // 4  # a small first chunk: the ingest process starts sooner
         while offset < size:
-            end = offset + CHUNK_BYTES
+            end = offset + step
+            step = CHUNK_BYTES
             if end < size:
                 handle.seek(end)
                 handle.readline()  # to the end of the line the cut fell in
@@ -86,16 +87,17 @@ def chunk_jobs(source: str, path: Path, default_session: str, session: str | Non
 class ChunkPool:
     """A fixed set of forked workers preparing :class:`ChunkJob` s, results in job order."""
 
-    def __init__(self, count: int, redaction: RedactorSpec) -> None:
+    def __init__(self, count: int, redactor: Redactor) -> None:
         context = get_context("fork")
         pipes = [context.Pipe(duplex=True) for _ in range(count)]
         ends = [end for pipe in pipes for end in pipe]
         self._processes: list[BaseProcess] = []
+        scan = LineScan(redactor)  # built once: forked workers start with it (and the redactor)
         gc.freeze()  # the workers never collect what ingest holds: its pages stay shared
         try:
             for _, child_end in pipes:
                 others = [end for end in ends if end is not child_end]
-                process = context.Process(target=_serve, args=(child_end, others, redaction), daemon=True,
+                process = context.Process(target=_serve, args=(child_end, others, redactor, scan), daemon=True,
                                           name="memdream-ingest-worker")
                 process.start()
                 self._processes.append(process)
@@ -158,13 +160,11 @@ class ChunkPool:
                 process.join()
 
 
-def _serve(conn: Connection, others: list[Connection], redaction: RedactorSpec) -> None:
+def _serve(conn: Connection, others: list[Connection], redactor: Redactor, scan: LineScan) -> None:
     """A worker's loop: jobs in, prepared chunks out, until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for other in others:  # only the ingest process may hold the other ends, or EOF never comes
         other.close()
-    redactor = Redactor.from_spec(redaction)
-    scan = LineScan(redactor)
     while True:
         try:
             job = conn.recv()
