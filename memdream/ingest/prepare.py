@@ -164,6 +164,8 @@ def _quick_event(raw: bytes, ctx: ParseContext) -> dict[str, Any] | None:
         return None
     if type(event) is not dict or not event.keys() <= FIELDS:
         return None
+    # What memdream_jsonl.normalize does to a record whose fields are all known, written out:
+    # calling it here costs 4% of a worker's time.
     if ctx.session is not None:
         event["session"] = ctx.session
     kind = event.get("kind")

@@ -47,13 +47,16 @@ def parse_line(text: str, lineno: int, ctx: ParseContext) -> Event | None:
     record = load_object(text, lineno, ctx)
     if record is None:
         return None
-    event = _normalize(record, lineno, ctx)
+    event = normalize(record, lineno, ctx)
     if event is None or not checked(event, lineno, ctx):
         return None
     return event
 
 
-def _normalize(record: dict[str, Any], lineno: int, ctx: ParseContext) -> Event | None:
+def normalize(record: dict[str, Any], lineno: int, ctx: ParseContext) -> Event | None:
+    """The record as an event: unknown fields moved under meta (or reported, in strict mode),
+    ``--session`` applied, the kind's default actor added. The record itself when all its
+    fields are known."""
     event = record
     if not record.keys() <= FIELDS:
         unknown = sorted(key for key in record if key not in FIELDS)
