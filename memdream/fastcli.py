@@ -12,6 +12,11 @@ from typing import Any, NoReturn
 DEBUG_ENV = "MEMDREAM_DEBUG"
 
 
+def debug() -> bool:
+    """MEMDREAM_DEBUG=1: errors raise with their traceback instead of one line."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
 def fail(message: str, code: int) -> NoReturn:
     sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
     sys.stderr.flush()
@@ -54,17 +59,16 @@ def guarded(command: Callable[[], None]) -> int:
     on stderr and an exit code (a traceback with MEMDREAM_DEBUG=1)."""
     from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, MemdreamError
 
-    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         command()
     except MemdreamError as error:
-        if debug:
+        if debug():
             raise
         fail(str(error), error.exit_code)
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
     except Exception as error:  # a bug: still one line, the traceback on request
-        if debug:
+        if debug():
             raise
         fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)", EXIT_FINDINGS)
     sys.stdout.flush()

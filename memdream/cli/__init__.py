@@ -6,7 +6,6 @@ only with MEMDREAM_DEBUG=1.
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
@@ -15,11 +14,8 @@ from typer.core import TyperGroup
 from memdream import __version__
 from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, MemdreamError
 from memdream.fastcli import DEBUG_ENV
+from memdream.fastcli import debug as _debug
 from memdream.fastcli import fail as _fail
-
-
-def _debug() -> bool:
-    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
 def _is_control_flow(error: BaseException) -> bool:

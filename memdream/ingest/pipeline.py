@@ -199,14 +199,14 @@ class _Run:
                  head, tail, counts) = record
                 found = claim(session, event_id)
                 if found == REPEATED:
-                    ctx.bad(base + number, f"id: '{event_id}' is already used in session '{session}'")
+                    ctx.bad(base + number, memdream_jsonl.repeated_id(session, event_id))
                     continue
                 read += 1
                 if found == STORED:
                     duplicates += 1
                     continue
                 tags = tags_for(session, kind, tool, failed, goal, untrusted, fingerprint)
-                write(head + dumps(merge_tags(own_tags, tags) if own_tags else tags) + tail, session, event_id, ts)
+                write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, ts)
                 added += 1
                 if counts:
                     report.redactions.update(counts)

@@ -78,13 +78,18 @@ def normalize(record: dict[str, Any], lineno: int, ctx: ParseContext) -> Event |
     return event
 
 
+def repeated_id(session: str, event_id: str) -> str:
+    """Why a line whose id the input already used is bad."""
+    return f"id: '{event_id}' is already used in session '{session}'"
+
+
 def claim_id(event: Event, used: set[tuple[str, str]], lineno: int, ctx: ParseContext) -> bool:
     """Ids address events (``log://session#id``), so a second event may not take one."""
     if "id" not in event:
         return True
     key = (event["session"], event["id"])
     if key in used:
-        ctx.bad(lineno, f"id: '{event['id']}' is already used in session '{event['session']}'")
+        ctx.bad(lineno, repeated_id(event["session"], event["id"]))
         return False
     used.add(key)
     return True
