@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-SCHEMA_NAMES = ("card", "plan", "config", "raw-event")
+SCHEMA_NAMES = ("card", "plan", "config", "raw-event", "extractor-output")
 
 
 def schema_dir() -> Path:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -15,18 +15,25 @@ if TYPE_CHECKING:
 def dream(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the changeset that would be committed; "
                                                             "write nothing.")] = False,
+    extractor: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--extractor", metavar="CMD",
+                     help="Model extractor command for this run (see docs/extractor.md), instead of "
+                          "dream.extractor.command; '' turns it off.", show_default=False),
+    ] = None,
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Consolidate new raw events into cards: verify and correct, merge, admit, plan; one commit.
 
     Meant for cron when the agent is idle. Exits 75 when another memdream process holds the memory.
+    A model extractor that fails is a warning, never a failed dream.
     """
     from memdream.dream.pipeline import dream as run_dream
     from memdream.memory.store import Memory
     from memdream.render import print_json
 
-    report = run_dream(Memory(memory_root(memory)), dry_run=dry_run)
+    report = run_dream(Memory(memory_root(memory)), dry_run=dry_run, extractor=extractor)
     if output is DataFormat.json:
         print_json(report.to_dict())
     else:
@@ -46,6 +53,8 @@ def _render(report: DreamReport) -> None:
                                                             if report.skipped_episodes else ""))
     for name in report.missing_segments:
         console.print(f"raw segment {name} is not here (cloned without the raw layer?): skipped")
+    for warning in report.warnings:
+        console.print(f"warning: {warning}")
     for item in report.operations:
         extra = f" ({', '.join(item['cards'])})" if item.get("cards") else ""
         console.print(f"  {item['op']:<9} {item['card']}{extra}: {item['reason']}")

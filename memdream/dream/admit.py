@@ -60,7 +60,24 @@ def state_reason(ctx: DreamContext, stats: KeyStats) -> str | None:
     return None
 
 
+def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
+    """Extractors whose evidence has its own admission rule: lessons from error -> fix must recur
+    in sessions; the user's own instructions are admitted as said."""
+    pieces = [piece for version in proposal.versions for piece in version.supports]
+    sources = {piece.source for piece in pieces}
+    if "error-fix" in sources:
+        sessions = len({piece.session for piece in pieces})
+        needed = int(ctx.settings.get("dream.learn.lesson_min_sessions"))
+        return Admission(sessions >= needed, float(sessions), "admitted" if sessions >= needed else "one-off")
+    if "instructions" in sources:
+        return Admission(True, 1.0, "admitted")
+    return None
+
+
 def assess(ctx: DreamContext, proposal: Proposal, active_cards: int) -> Admission:
+    ruled = _by_source(ctx, proposal)
+    if ruled is not None:
+        return ruled
     stats = ctx.key_stats.get(proposal.key, KeyStats())
     reason = state_reason(ctx, stats)
     if reason is not None:

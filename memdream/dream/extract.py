@@ -6,15 +6,24 @@
   or a card supports or contradicts that event's value;
 - an ``outcome`` with a ``fact`` is strong;
 - text tagged untrusted-instruction never becomes evidence.
+
+Then the extractors (:mod:`memdream.dream.extractors`) read each selected episode, or session,
+for what real transcripts carry without a ``fact`` field: lessons from error → fix, the user's
+instructions and corrections, facts stated in prose, workflows. Every candidate's words pass the
+redaction rules again (a card must never say what ingest would not have stored).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
-from memdream.dream.model import DreamContext, FactKey, KeyStats, Piece, normalize_value
+from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
 from memdream.ingest.salience import UNTRUSTED
 from memdream.memory.raw import canonical_bytes, event_hash, event_ref
+
+if TYPE_CHECKING:
+    from memdream.redact import Redactor
 
 _KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observation",
                   "feedback": "feedback", "outcome": "outcome", "goal": "note", "plan": "note"}
@@ -102,6 +111,37 @@ def _update_stats(ctx: DreamContext) -> None:
                 stats.tool_sessions.append(piece.session)
 
 
+def _units(ctx: DreamContext, unit: str) -> list[Episode]:
+    """The selected episodes, or per session all of its selected events in stored order."""
+    selected = [episode for episode in ctx.episodes if episode.selected]
+    if unit != "session":
+        return selected
+    sessions: dict[str, Episode] = {}
+    for episode in selected:
+        whole = sessions.setdefault(episode.session, Episode(episode.session, episode.number, []))
+        whole.events.extend(episode.events)
+    return list(sessions.values())
+
+
+def _redacted(piece: Piece, redactor: Redactor) -> Piece:
+    statement, _ = redactor.redact(piece.statement or "")
+    value, _ = redactor.redact(piece.value or "")
+    if statement == (piece.statement or "") and value == (piece.value or ""):
+        return piece
+    return dataclasses.replace(piece, statement=statement or None, value=value)
+
+
+def run_extractors(ctx: DreamContext) -> None:
+    from memdream.dream.extractors import registry
+    from memdream.redact import Redactor
+
+    redactor = Redactor.from_settings(ctx.settings)
+    for module in registry().values():
+        for unit in _units(ctx, module.UNIT):
+            for candidate in module.extract(unit, ctx):
+                _add(ctx, candidate.key, candidate.names, _redacted(candidate.piece, redactor))
+
+
 def run(ctx: DreamContext) -> None:
     targets = _Targets(ctx)
     for event in ctx.events:
@@ -113,4 +153,5 @@ def run(ctx: DreamContext) -> None:
             _facts(ctx, event, targets)
             if event["kind"] in ("plan", "goal") or (event["kind"] == "outcome" and event.get("ok")):
                 ctx.plan_events.append(event)
+    run_extractors(ctx)
     _update_stats(ctx)

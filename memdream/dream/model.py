@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memdream.memory.card import Card, Evidence
@@ -53,6 +54,14 @@ class Piece:
     value: str | None
     hash: str | None = None
     tool_read: bool = False  # a tool read this attribute: the state is observable
+    # What the card made from this piece looks like, when an extractor says more than a value:
+    # its layer (fact, lesson, strategy), its sentence, its scope (project) and tags, and which
+    # extractor found it (admission rules differ by source).
+    layer: str = "fact"
+    statement: str | None = None
+    scope: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
 
     @property
     def strong(self) -> bool:
@@ -66,11 +75,16 @@ class Piece:
         return Evidence(ref=self.ref, stance=stance or self.stance, hash=self.hash, kind=self.kind, ts=self.ts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if value not in (None, False)}
+        data = {key: value for key, value in self.__dict__.items() if value not in (None, False, ())}
+        if data.get("layer") == "fact":
+            del data["layer"]
+        if "tags" in data:
+            data["tags"] = list(data["tags"])
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Piece:
-        return cls(**data)
+        return cls(**{**data, "tags": tuple(data.get("tags", ()))})
 
 
 @dataclass
@@ -158,6 +172,10 @@ class DreamContext:
     ops: list[Operation] = field(default_factory=list)
     index_text: str = ""
     skipped_episodes: int = 0
+    # One line each about what went wrong but did not stop the run (an extractor that failed).
+    warnings: list[str] = field(default_factory=list)
+    # The memory's local, untracked state folder (.memdream/): where extractors may cache; None: no cache.
+    state_dir: Path | None = None
 
     def active_cards(self) -> list[Card]:
         return [card for card in self.cards.values() if card.is_active]

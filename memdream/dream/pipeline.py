@@ -8,6 +8,7 @@ after the commit) makes the next dream pick up the same events.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 
 from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
-from memdream.dream import admit, decay, extract, index, merge, plan, propagate, select, verify
+from memdream.dream import admit, decay, extract, index, induce, merge, plan, propagate, select, verify
 from memdream.dream import state as state_mod
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
@@ -29,6 +30,7 @@ from memdream.memory.cardcache import load_cards
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
+from memdream.memory.settings import Settings
 from memdream.memory.store import Memory
 
 TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
@@ -42,6 +44,7 @@ STAGES: dict[str, Stage] = {
     "verify": verify.run,
     "admit": admit.run,
     "merge": merge.run_statements,
+    "induce": induce.run,
     "propagate": propagate.run,
     "decay": decay.run,
     "plan": plan.run,
@@ -74,6 +77,7 @@ class DreamReport:
     after: Metrics = field(default_factory=Metrics)
     commit: str | None = None
     recovered: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -88,6 +92,7 @@ class DreamReport:
             "not_admitted": self.not_admitted,
             "changes": [{"path": change.path, "action": change.action} for change in self.changes],
             "before": self.before.to_dict(), "after": self.after.to_dict(), "recovered": self.recovered,
+            "warnings": self.warnings,
         }
 
 
@@ -141,11 +146,16 @@ def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Car
     events = [event for _, event in raw.iter_events([n for n in names if raw.segment_path(n).exists()])]
     if events:  # replay selection and extraction only: the statistics admission needs
         replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards(),
-                              plan=None, events=events, key_stats={}, sessions_seen=set())  # type: ignore[arg-type]
+                              plan=None, events=events, key_stats={}, sessions_seen=set(),  # type: ignore[arg-type]
+                              state_dir=memory.paths.state)
         select.run(replay)
         extract.run(replay)
         known = verify.refs_by_key(replay)
+        workflows = set(induce.workflow_keys(replay))
         for key, pieces in replay.pieces.items():
+            if key in workflows:  # induce compares every session, cited or not
+                replay.key_stats[key].pending = sorted(pieces, key=lambda p: (p.ts, p.ref))[-induce.HISTORY:]
+                continue
             replay.key_stats[key].pending = [p for p in pieces if p.ref not in known.get(key, set())][-50:]
         rebuilt.key_stats, rebuilt.sessions_seen = replay.key_stats, replay.sessions_seen
     return rebuilt
@@ -170,17 +180,30 @@ def _run_id(now: str, consumed: tuple[int, int] | None, events: int) -> str:
     return f"{stamp}-{digest}"
 
 
-def dream(memory: Memory, dry_run: bool = False) -> DreamReport:
-    """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed."""
+def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None) -> DreamReport:
+    """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed.
+
+    ``extractor``: the model extractor's command for this run instead of ``dream.extractor.command``
+    ('' turns a configured one off).
+    """
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
         recovered = False if dry_run else _recover(memory)
         _require_clean(memory)
-        return _dream_locked(memory, dry_run, recovered)
+        return _dream_locked(memory, dry_run, recovered, extractor)
 
 
-def _dream_locked(memory: Memory, dry_run: bool, recovered: bool) -> DreamReport:
+def _run_settings(settings: Settings, extractor: str | None) -> Settings:
+    """The memory's settings with this run's extractor command, on a copy (memory.settings is shared)."""
+    if extractor is None:
+        return settings
+    values = copy.deepcopy(settings.values)
+    values["dream"]["extractor"]["command"] = extractor or None
+    return Settings(values)
+
+
+def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None) -> DreamReport:
     now = now_iso()
-    settings = memory.settings
+    settings = _run_settings(memory.settings, extractor)
     cached = load_cards(memory)
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
@@ -197,7 +220,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool) -> DreamReport
     report.run_id = _run_id(now, consumed, len(events))
     ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
                        events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
-                       recent_ops=_recent_ops(memory))
+                       recent_ops=_recent_ops(memory), state_dir=memory.paths.state)
     plan_before = ctx.plan.to_dict()
     fixed = _fixed_files(memory)
     report.before = measure(((card, sizes[card.id]) for card in cards.values()), *fixed)
@@ -206,6 +229,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool) -> DreamReport
     ctx.ops.sort(key=lambda operation: OP_ORDER.get(operation.op, 9))
     report.events, report.episodes, report.skipped_episodes = len(events), len(ctx.episodes), ctx.skipped_episodes
     report.not_admitted = dict(sorted(ctx.not_admitted.items()))
+    report.warnings = list(ctx.warnings)
     report.operations = [operation.to_dict(report.run_id) for operation in ctx.ops]
     report.changes = _changes(memory, ctx, before, plan_before)
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)

@@ -1,27 +1,70 @@
 """Plan: plan.yaml reflects the latest goal, next actions and done items, each with evidence.
 
-The newest ``goal`` event sets the goal; the newest ``plan`` event sets the next actions and adds
-its done items; a successful ``outcome`` adds its summary to done. Done items drop out of next.
+The newest ``goal`` event sets the goal (a session's task, as ingest reads it from the user's first
+request); the newest ``plan`` event (a todo list) sets the next actions and adds its done items; a
+successful ``outcome`` adds its first sentence to done. Done items drop out of next.
+
+Items carry their scope, the project of the session they came from, so that a memory serving
+several projects keeps each project's newest goal (``goals``) and next actions: a newer todo list
+replaces the next actions of its own project only.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
 from memdream.memory.plan import PlanItem
 from memdream.memory.raw import event_ref
 
 MAX_DONE = 30
+MAX_DONE_TEXT = 160
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
 
 
 def _ref(event: dict[str, Any]) -> list[str]:
     return [event_ref(event["session"], event["id"])]
 
 
-def _add_done(done: list[PlanItem], text: str, evidence: list[str]) -> None:
-    if text.strip() and all(normalize_value(item.text) != normalize_value(text) for item in done):
-        done.append(PlanItem(text.strip(), evidence))
+def _short(text: str) -> str:
+    first = _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0].strip()
+    return first if len(first) <= MAX_DONE_TEXT else first[: MAX_DONE_TEXT - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _add_done(done: list[PlanItem], text: str, evidence: list[str], scope: str | None) -> None:
+    if text.strip() and all(normalize_value(item.text) != normalize_value(text) or item.scope != scope
+                            for item in done):
+        done.append(PlanItem(text.strip(), evidence, scope))
+
+
+def _goal_text(event: dict[str, Any]) -> str:
+    return str(event.get("goal") or event.get("text") or "").strip()
+
+
+def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
+    goals = [event for event in events if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal"))
+             and _goal_text(event)]
+    if not goals:
+        return
+    ctx.plan.goal = _goal_text(goals[-1])
+    scoped = {item.scope: item for item in ctx.plan.goals}
+    for event in goals:
+        scope = project_of(event)
+        if scope is not None:
+            scoped[scope] = PlanItem(_goal_text(event), _ref(event), scope)
+    ctx.plan.goals = sorted(scoped.values(), key=lambda item: item.scope or "")
+
+
+def _next(ctx: DreamContext, plans: list[dict[str, Any]]) -> None:
+    newest: dict[str | None, dict[str, Any]] = {}
+    for event in plans:
+        if "next" in event or "done" in event:
+            newest[project_of(event)] = event
+    for scope, event in newest.items():
+        items = [PlanItem(text.strip(), _ref(event), scope) for text in event.get("next", []) if text.strip()]
+        ctx.plan.next = [item for item in ctx.plan.next if item.scope != scope] + items
 
 
 def run(ctx: DreamContext) -> None:
@@ -30,22 +73,18 @@ def run(ctx: DreamContext) -> None:
     plan = ctx.plan
     before = plan.to_dict()
     events = sorted(ctx.plan_events, key=lambda event: (event["ts"], event["id"]))
-    goals = [event for event in events if event["kind"] == "goal" or (event["kind"] == "plan" and event.get("goal"))]
-    if goals:
-        latest = goals[-1]
-        plan.goal = str(latest.get("goal") or latest.get("text") or plan.goal).strip()
+    _goals(ctx, events)
     done = list(plan.done)
     plans = [event for event in events if event["kind"] == "plan"]
     for event in plans:
         for text in event.get("done", []):
-            _add_done(done, text, _ref(event))
+            _add_done(done, text, _ref(event), project_of(event))
     for event in events:
         if event["kind"] == "outcome" and event.get("ok") and event.get("text"):
-            _add_done(done, event["text"], _ref(event))
-    if plans and "next" in plans[-1]:
-        plan.next = [PlanItem(text.strip(), _ref(plans[-1])) for text in plans[-1]["next"] if text.strip()]
-    finished = {normalize_value(item.text) for item in done}
-    plan.next = [item for item in plan.next if normalize_value(item.text) not in finished]
+            _add_done(done, _short(event["text"]), _ref(event), project_of(event))
+    _next(ctx, plans)
+    finished = {(normalize_value(item.text), item.scope) for item in done}
+    plan.next = [item for item in plan.next if (normalize_value(item.text), item.scope) not in finished]
     plan.done = done[-MAX_DONE:]
     if plan.to_dict() != before:
         plan.updated_at = ctx.now

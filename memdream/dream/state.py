@@ -18,7 +18,7 @@ from memdream import gitops
 from memdream.dream.model import FactKey, KeyStats
 from memdream.yamlio import write_atomic
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source
 CONSUMED_TRAILER = "Memdream-Consumed"
 _CONSUMED = re.compile(rf"^{CONSUMED_TRAILER}: segments? \d+\.\.(\d+)$", re.MULTILINE)
 

@@ -128,6 +128,25 @@ def statement_for(subject: str, attribute: str, value: str) -> str:
     return f"The {attribute} of {subject} is {value}."
 
 
+PREFIX = {"fact": "f", "lesson": "l", "strategy": "s"}
+
+
+def described(version: Version) -> Piece | None:
+    """The newest supporting piece that says what its card looks like (an extractor's)."""
+    pieces = [piece for piece in version.supports if piece.statement]
+    return max(pieces, key=lambda p: (p.ts, p.ref)) if pieces else None
+
+
+def _shape(card: Card, piece: Piece | None) -> None:
+    """Statement, scope and tags from the newest extractor piece (the layer is fixed at creation)."""
+    if piece is None or piece.statement is None:
+        return
+    card.statement = piece.statement
+    if piece.scope and (card.type != "fact" or piece.scope != "global"):
+        card.scope = piece.scope
+    card.tags = sorted({*card.tags, *piece.tags})
+
+
 def _evidence(version: Version) -> list[Evidence]:
     items: dict[str, Evidence] = {}
     for piece in sorted(version.supports, key=lambda p: (p.ts, p.ref)):
@@ -151,16 +170,19 @@ def materialize(ctx: DreamContext, proposal: Proposal) -> None:
                                                               threshold)
         score = confidence(version.supports, version.against)
         card = version.card
+        shape = described(version)
         if card is None:
             first = min(version.supports, key=lambda p: (p.ts, p.ref)).ref if version.supports else ""
+            layer = shape.layer if shape is not None else "fact"
             card = Card(
-                id=card_id("f", proposal.key, version.value, first, ctx.cards), type="fact", subject=subject,
+                id=card_id(PREFIX[layer], proposal.key, version.value, first, ctx.cards), type=layer, subject=subject,
                 attribute=attribute, value=version.value, statement=statement_for(subject, attribute, version.value),
                 status=status, confidence=score, evidence=[], created_at=ctx.now, updated_at=ctx.now,
                 ttl_policy=ttl,
             )
             ctx.cards[card.id] = card
             version.card = card
+        _shape(card, shape)
         card.evidence = _evidence(version)
         card.confidence, card.status = score, status
         strong = version.latest_strong()
@@ -174,7 +196,7 @@ def _record(ctx: DreamContext, version: Version, before: float | None) -> None:
     assert card is not None
     refs = [piece.ref for piece in version.supports[-5:]]
     if before is None:
-        reason = f"new fact {card.subject}.{card.attribute} = {card.value}"
+        reason = f"new {card.type} {card.subject}.{card.attribute} = {card.value}"
         ctx.record(Operation("add", card.id, reason, refs, None, card.confidence))
     elif version.superseded_by is not None or version.rejected:
         return  # the supersede or archive operation tells this card's story
@@ -241,7 +263,12 @@ def run(ctx: DreamContext) -> None:
     """Correct the keys that already have cards; leave proposals for new keys to the admit stage."""
     by_key = ctx.cards_by_key()
     known = refs_by_key(ctx)
+    from memdream.dream.induce import workflow_keys
+
+    induced = set(workflow_keys(ctx))  # strategies: many sessions at once, the induce stage's job
     for key in sorted(ctx.pieces):
+        if key in induced:
+            continue
         existing = by_key.get(key, [])
         proposal = propose(ctx, key, existing, known.get(key, set()))
         if proposal is None:

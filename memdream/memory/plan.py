@@ -1,24 +1,30 @@
-"""The central plan file: goal, next actions, done items."""
+"""The central plan file: goal, next actions, done items; each item may name its scope (project)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-PLAN_KEY_ORDER = ("goal", "next", "done", "updated_at")
+PLAN_KEY_ORDER = ("goal", "next", "done", "goals", "updated_at")
 
 
 @dataclass
 class PlanItem:
     text: str
     evidence: list[str] = field(default_factory=list)
+    scope: str | None = None  # the project the item belongs to; None: the whole memory
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanItem:
-        return cls(text=data["text"], evidence=list(data.get("evidence", [])))
+        return cls(text=data["text"], evidence=list(data.get("evidence", [])), scope=data.get("scope"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "evidence": self.evidence} if self.evidence else {"text": self.text}
+        data: dict[str, Any] = {"text": self.text}
+        if self.evidence:
+            data["evidence"] = self.evidence
+        if self.scope:
+            data["scope"] = self.scope
+        return data
 
 
 @dataclass
@@ -27,6 +33,7 @@ class Plan:
     updated_at: str
     next: list[PlanItem] = field(default_factory=list)
     done: list[PlanItem] = field(default_factory=list)
+    goals: list[PlanItem] = field(default_factory=list)  # the newest goal of each scope
 
     @classmethod
     def empty(cls, updated_at: str) -> Plan:
@@ -38,12 +45,25 @@ class Plan:
             goal=data["goal"], updated_at=data["updated_at"],
             next=[PlanItem.from_dict(item) for item in data["next"]],
             done=[PlanItem.from_dict(item) for item in data["done"]],
+            goals=[PlanItem.from_dict(item) for item in data.get("goals", [])],
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "goal": self.goal,
             "next": [item.to_dict() for item in self.next],
             "done": [item.to_dict() for item in self.done],
-            "updated_at": self.updated_at,
         }
+        if self.goals:
+            data["goals"] = [item.to_dict() for item in self.goals]
+        data["updated_at"] = self.updated_at
+        return data
+
+    def for_scope(self, scope: str | None) -> tuple[str, list[PlanItem]]:
+        """The goal and next actions that apply to ``scope`` (None: the newest overall)."""
+        if scope is None:
+            return self.goal, list(self.next)
+        goal = next((item.text for item in self.goals if item.scope == scope), "")
+        if not goal and not self.goals:
+            goal = self.goal
+        return goal, [item for item in self.next if item.scope in (None, scope)]

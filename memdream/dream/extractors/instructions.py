@@ -1,0 +1,189 @@
+"""The user's standing instructions, preferences and corrections, quoted.
+
+From the user only, never from tool output or fetched pages:
+
+- instructions: sentences that tell the agent how to work from now on ("Always run ruff before
+  committing.", "Never push to main.", "Use uv instead of pip.", "From now on, …", "Please use …");
+- preferences: "I prefer …", "I'd rather …", "I want you to …";
+- corrections: the words the user typed when rejecting a tool use or interrupting, with the
+  command the agent was running, and "no, …" right after an agent action.
+
+The key is the instruction's topic (its words without always / never / don't / please …), so
+that a later contrary instruction ("Don't run ruff before committing anymore") supersedes the
+earlier one, and a repetition supports it. The user's word is strong evidence: one statement
+makes a card (inferred), repetition in another session verifies it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from memdream.dream.extractors import Candidate
+from memdream.dream.extractors._events import (
+    GLOBAL_SCOPE,
+    piece,
+    quote,
+    scope_tags,
+    sentences,
+    session_project,
+    trusted,
+    user_words,
+)
+from memdream.dream.model import DreamContext, Episode, FactKey
+from memdream.toolcalls import command_line, program
+
+NAME = "instructions"
+UNIT = "session"
+MAX_MESSAGE = 2000  # longer user messages are pasted material (logs, files), not instructions
+_LEAD = r"(?:(?:please|pls|also|and|but|so|ok(?:ay)?|oh|hey|btw|one more thing)[,:!.]?\s+)*"
+_INSTRUCTION = re.compile(
+    _LEAD + r"(?:always|never|don'?t|do not|stop|avoid|make sure(?: to| that| you)?|remember to|be sure to|"
+    r"from now on|going forward|in (?:the )?future|please use|use\s+\S.{0,80}\binstead of\b|"
+    r"(?:you )?(?:must|should) (?:always|never))\b", re.IGNORECASE)
+_PREFERENCE = re.compile(
+    _LEAD + r"(?:i|we)(?:'d| would)? (?:prefer|rather|like you to|want you to|don'?t want you to|do not want you to)\b",
+    re.IGNORECASE)
+_CORRECTION = re.compile(r"^(?:no|nope|wrong|not that|that'?s (?:wrong|not right)|stop)\b[,.!:;]*\s+(?P<rest>\S.*)$",
+                         re.IGNORECASE)
+_QUESTION = re.compile(r"\?\s*$|^(?:can|could|would|should|is|are|do|does|did|why|how|what|where|when|which|who|"
+                       r"will|shall|may)\b", re.IGNORECASE)
+# Words that set the polarity or politeness of an instruction, not its topic.
+_POLARITY = re.compile(
+    r"\b(?:please|pls|always|never|don'?t|do not|make sure(?: to| that| you)?|remember to|be sure to|stop|avoid|"
+    r"from now on|going forward|in (?:the )?future|anymore|any more|again|you (?:must|should)|must|should|"
+    r"i(?:'d| would)? (?:prefer|rather|like you to|want you to)|i don'?t want you to|i do not want you to|"
+    r"we(?:'d| would)? (?:prefer|rather))\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:(]|\s[-–—]\s|\s(?:because|since|as|so|but|unless|otherwise)\s", re.IGNORECASE)
+_WORDS = re.compile(r"[a-z0-9][a-z0-9._/-]*")
+
+
+def topic(sentence: str) -> str:
+    """What an instruction is about: its words without polarity and politeness ('run ruff before committing')."""
+    instead = re.search(r"\binstead of\s+(.+)$", sentence, re.IGNORECASE)
+    # The main clause: "Never force-push, the branch is shared" is about force-pushing; the reason
+    # after the comma may change while the instruction stays (or turns around) the same.
+    if instead:
+        return _words(f"instead of {_CLAUSE.split(instead.group(1), maxsplit=1)[0]}")
+    return _words(_POLARITY.sub(" ", _CLAUSE.split(sentence, maxsplit=1)[0])) or _words(_POLARITY.sub(" ", sentence))
+
+
+def _words(text: str) -> str:
+    words = [word.strip("._/-") for word in _WORDS.findall(text.lower())]
+    return " ".join(word for word in words if word)[:80].strip()
+
+
+def classify(sentence: str) -> str | None:
+    """``instruction``, ``preference`` or None for a sentence the user wrote."""
+    if len(sentence) < 10 or len(sentence) > 300 or _QUESTION.search(sentence):
+        return None
+    if _PREFERENCE.match(sentence):
+        return "preference"
+    if _INSTRUCTION.match(sentence) or re.search(r"\bfrom now on\b", sentence, re.IGNORECASE):
+        return "instruction"
+    return None
+
+
+def _card(event: dict[str, Any], kind: str, subject: str, about: str, words: str, scope: str,
+          text: str) -> Candidate:
+    attribute = f"{kind}: {about}"[:200]
+    evidence = piece(event, words, kind="feedback", layer="lesson", statement=text, scope=scope,
+                     tags=(*scope_tags(scope), kind), source=NAME)
+    return Candidate(FactKey.of(subject, attribute), (subject, attribute), evidence)
+
+
+def _stated(event: dict[str, Any], text: str, project: str | None, said: set[str],
+            rejecting: str | None = None) -> Iterator[Candidate]:
+    """Instructions and preferences in ``text``; ``said``: sentences the session already gave
+    (a rejection's words come back as a message: one statement, one piece of evidence)."""
+    for sentence in sentences(text):
+        kind = classify(sentence)
+        about = topic(sentence) if kind else ""
+        if kind is None or not about or sentence.lower() in said:
+            continue
+        said.add(sentence.lower())
+        scope = GLOBAL_SCOPE if kind == "preference" or project is None else project
+        words = quote(sentence)
+        where = f"In {scope}, the user's" if scope != GLOBAL_SCOPE else "The user's"
+        context = f" (when rejecting `{rejecting}`)" if rejecting else ""
+        yield _card(event, kind, scope, about, words, scope, f'{where} standing {kind}{context}: "{words}"')
+
+
+def _stopped_call(events: list[dict[str, Any]], position: int, calls: dict[str, dict[str, Any]]
+                  ) -> dict[str, Any] | None:
+    """The tool call a rejection is about: its target, or for an interruption (no target) the
+    last call before it."""
+    event = events[position]
+    if event.get("target"):
+        found: dict[str, Any] | None = calls.get(str(event["target"]))
+        return found  # None: a verdict on a fact or card, for verify to weigh
+    earlier = [event for event in events[max(0, position - 6):position] if event["kind"] == "tool_call"]
+    return earlier[-1] if earlier else None
+
+
+def _rejected(events: list[dict[str, Any]], position: int, calls: dict[str, dict[str, Any]],
+              project: str | None, said: set[str]) -> Iterator[Candidate]:
+    event = events[position]
+    words = str(event.get("text") or "").strip()
+    if not words or words == "interrupted by user" or words.startswith("turn aborted"):
+        return
+    call = _stopped_call(events, position, calls)
+    if call is None:
+        return
+    command = command_line(call.get("tool"), call.get("args"))
+    if any(classify(sentence) for sentence in sentences(words)):  # a standing instruction, given as a "no"
+        yield from _stated(event, words, project, said, rejecting=command)
+        return
+    scope = project or GLOBAL_SCOPE
+    where = f"In {scope}, the" if scope != GLOBAL_SCOPE else "The"
+    doing = f" `{command}`" if command else " a tool use"
+    about = f"rejected {program(command) if command else 'tool use'} {topic(words)}".strip()
+    yield _card(event, "correction", scope, about, quote(words), scope,
+                f'{where} user rejected{doing} and said: "{quote(words)}"')
+
+
+def _after_action(events: list[dict[str, Any]], position: int) -> str | None:
+    """The command of the agent action just before the user's message at ``position``, if that was one."""
+    for event in reversed(events[max(0, position - 6):position]):
+        if event["kind"] == "tool_call":
+            return command_line(event.get("tool"), event.get("args")) or str(event.get("tool") or "")
+        if event["kind"] == "message":
+            return None
+    return None
+
+
+def _with_agent(events: list[dict[str, Any]]) -> bool:
+    """A standing instruction is addressed to an agent: a talk between people has none."""
+    return any(event.get("actor") == "agent" or event["kind"] in ("tool_call", "tool_result") for event in events)
+
+
+def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
+    events = episode.events
+    if not _with_agent(events):
+        return
+    project = session_project(events)
+    by_id = {str(event["id"]): event for event in events if event["kind"] == "tool_call"}
+    rejected: set[str] = set()  # words already quoted from a rejection: its echo as a message adds nothing
+    said: set[str] = set()
+    for position, event in enumerate(events):
+        if event["kind"] == "feedback" and event.get("verdict") == "reject" and trusted(event):
+            found = list(_rejected(events, position, by_id, project, said))
+            if found:
+                rejected.add(" ".join(str(event.get("text")).split()))
+            yield from found
+            continue
+        text = user_words(event)
+        if text is None or len(text) > MAX_MESSAGE:
+            continue
+        yield from _stated(event, text, project, said)
+        if " ".join(text.split()) in rejected:
+            continue
+        correction = _CORRECTION.match(" ".join(text.split()))
+        doing = _after_action(events, position)
+        if correction and doing and classify(correction.group("rest")) is None:
+            scope = project or GLOBAL_SCOPE
+            words = quote(text)
+            where = f"In {scope}, after" if scope != GLOBAL_SCOPE else "After"
+            yield _card(event, "correction", scope, f"after {program(doing) or doing} {topic(words)}", words, scope,
+                        f'{where} `{doing}` the user corrected: "{words}"')

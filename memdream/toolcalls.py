@@ -1,0 +1,119 @@
+"""What a tool call did, in one line: ``pytest -q``, ``Read src/app.py``, ``WebFetch https://…``.
+
+Ingest copies this line onto the tool's result (``args.command``) so that a result reads alone,
+dream builds lessons and strategies from it, and recall shows it in front of the output. Agents
+name their tools differently (Claude Code's ``Bash``, Codex's ``shell`` / ``exec_command`` /
+``local_shell``, a chat model's functions); shell tools give their command line, the others their
+name and main argument.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+MAX_COMMAND = 300
+# Tools whose arguments are a shell command line.
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "run_shell_command", "terminal",
+                         "run_terminal_cmd", "execute_command", "shell_command"})
+# The argument that says what a non-shell tool worked on, by preference.
+_MAIN_ARGS = ("file_path", "path", "notebook_path", "url", "pattern", "query", "description", "cmd", "command")
+# A shell wrapper around the real command: ``bash -lc "pytest -q"``.
+_WRAPPERS = (("bash", "-lc"), ("bash", "-c"), ("sh", "-c"), ("zsh", "-lc"), ("zsh", "-c"), ("/bin/bash", "-lc"),
+             ("/bin/bash", "-c"), ("/bin/sh", "-c"))
+
+
+def is_shell(tool: str | None) -> bool:
+    return (tool or "").lower() in SHELL_TOOLS
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[0] + (" …" if len(lines) > 1 else "")
+    return line if len(line) <= MAX_COMMAND else line[: MAX_COMMAND - 1].rstrip() + "…"
+
+
+def _argv(value: Any) -> str | None:
+    """A command given as a string or an argv list (Codex), unwrapped from ``bash -lc``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+        for wrapper in _WRAPPERS:
+            if len(value) == 3 and tuple(value[:2]) == wrapper:
+                return str(value[2])
+        return shlex.join(value)
+    return None
+
+
+def shell_command(args: dict[str, Any]) -> str | None:
+    for name in ("command", "cmd", "commands"):
+        found = _argv(args.get(name))
+        if found:
+            return found
+    return None
+
+
+def command_line(tool: str | None, args: Any) -> str | None:
+    """The one-line summary of a call of ``tool`` with ``args``; None when there is nothing to say."""
+    arguments = args if isinstance(args, dict) else {}
+    if is_shell(tool):
+        found = shell_command(arguments)
+        return _one_line(found) if found else None
+    if not tool:
+        return None
+    for name in _MAIN_ARGS:
+        value = arguments.get(name)
+        if isinstance(value, str) and value.strip():
+            return _one_line(f"{tool} {value}")
+    return _one_line(tool)
+
+
+def program(command: str) -> str:
+    """The program a shell command runs: ``poetry`` in ``FOO=1 poetry run pytest``."""
+    try:
+        words = shlex.split(command, comments=False)
+    except ValueError:
+        words = command.split()
+    for word in words:
+        if "=" in word and not word.startswith(("-", "/", ".")) and word.split("=", 1)[0].isidentifier():
+            continue  # an environment assignment
+        return word.rsplit("/", 1)[-1]
+    return ""
+
+
+# What a line must look like to tell what went wrong, best first: an exception class with its
+# message, a compiler's or tool's own error prefix, then the OS's stock failure phrases.
+_TELLING = (
+    re.compile(r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Failure)\b:?"),
+    re.compile(r"^(?:error(?:\[[A-Z]?\d+\])?|fatal|ERROR|FATAL|FAILED|npm ERR!|E\d{3,4})\b[:!]?", re.IGNORECASE),
+    re.compile(r"command not found|No such file or directory|Permission denied|Connection refused|not found|"
+               r"cannot |can't |unable to |failed", re.IGNORECASE),
+)
+_NOISE = re.compile(r"^(?:Exit code:?\s*-?\d+|Process exited with code\s*-?\d+|Traceback \(most recent call last\):|"
+                    r"-+|=+|\s*\^+\s*)$")
+_TRACE_PREFIX = re.compile(r"^(?:E\s{2,}|>\s+|\|\s+)")
+
+
+def telling_lines(output: str, limit: int = 2) -> list[str]:
+    """The few lines of a tool's output that say what happened: for a failure the error lines
+    (the most specific last, as tracebacks put it), else the last lines, which summarize."""
+    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
+    lines = [line for line in lines if line and not _NOISE.match(line)]
+    for pattern in _TELLING:
+        found = [line for line in lines if pattern.search(line)]
+        if found:
+            return [_cut(line) for line in found[-limit:]]
+    return [_cut(line) for line in lines[-limit:]]
+
+
+def error_line(output: str) -> str:
+    """The one line of a failed call's output that names the error ('' for an empty output)."""
+    found = telling_lines(output, limit=1)
+    return found[0] if found else ""
+
+
+def _cut(line: str, limit: int = 200) -> str:
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
