@@ -41,6 +41,12 @@ def recall(
     ] = None,
     include_archived: Annotated[
         bool, typer.Option("--include-archived", help="Also superseded and archived cards.")] = False,
+    scope: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--scope", help="The project whose plan and standing instructions to show. Default: the "
+                                     "current folder's project when the memory has scoped ones, else all.",
+                     show_default=False),
+    ] = None,
     queries: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--queries", help="Answer every line of this file (blank lines skipped, '-' for stdin); "
@@ -51,13 +57,14 @@ def recall(
 ) -> None:
     """Print the context an agent should get for QUERY: the plan, then the best memories, within --budget bytes.
 
-    Cards first (ranked by relevance, recency, references and confidence; one per fact key; conflicts
-    shown together); raw events only when cards do not fill the budget. Never changes the memory's
-    tracked files; appends which cards were returned to .memdream/usage.jsonl.
+    The plan and the user's standing instructions of the scope come first, whatever the query; then
+    cards (ranked by relevance, recency, references and confidence; one per fact key; conflicts shown
+    together); raw events only when cards do not fill the budget. Never changes the memory's tracked
+    files; appends which cards were returned to .memdream/usage.jsonl.
     """
     from memdream.recall.command import run
     from memdream.recall.engine import RecallOptions
 
     options = RecallOptions(budget=budget, card_type=card_type, status=status, subject=subject, since=since,
-                            include_archived=include_archived)
+                            include_archived=include_archived, scope=scope)
     run(memory_root(memory), query, queries, options, as_json=output is DataFormat.json)

@@ -23,13 +23,30 @@ def read_queries(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def with_cwd(options: RecallOptions) -> RecallOptions:
+    """``options`` with the folder recall runs in (unchanged if that folder is gone)."""
+    import os
+    from dataclasses import replace
+
+    try:
+        return replace(options, cwd=os.getcwd())
+    except OSError:
+        return options
+
+
 def run(root: Path, query: str | None, queries: Path | None, options: RecallOptions, as_json: bool,
         out: TextIO | None = None) -> None:
-    """Answer QUERY (text or JSON) or every line of ``queries`` (JSONL), writing to ``out``."""
+    """Answer QUERY (text or JSON) or every line of ``queries`` (JSONL), writing to ``out``.
+
+    Without ``options.scope`` (and ``options.cwd``), the scope is the project of the folder recall
+    runs in, where the memory has scoped plan items or instructions.
+    """
     out = out or sys.stdout
     if (query is None) == (queries is None):
         raise UsageError("give one QUERY or --queries FILE")
     options.check()
+    if options.scope is None and options.cwd is None:
+        options = with_cwd(options)
     lines = read_queries(queries) if queries is not None else []
     recaller = Recaller(root, options)
     try:

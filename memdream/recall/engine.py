@@ -1,4 +1,5 @@
-"""Recall: the plan, then the best cards for a query, then (as a fallback) raw events, within a byte budget.
+"""Recall: the plan and the standing instructions of the scope (resident), then the best cards for a
+query, then (as a fallback) raw events, within a byte budget.
 
 A :class:`Recaller` loads the index once and answers many queries (``--queries``); :func:`recall`
 answers one. Recall never writes a tracked file: it appends to .memdream/usage.jsonl and keeps its
@@ -20,7 +21,7 @@ from memdream.memory.paths import MemoryPaths
 from memdream.recall import index as index_mod
 from memdream.recall.index import CardDoc, CardIndex, compact_name, file_stamp
 from memdream.recall.rank import RawRanker, StaticScores, Weights, rank_cards
-from memdream.recall.render import Budget, Item, card_text, cut, plan_text, raw_text
+from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text
 from memdream.recall.text import tokenize
 from memdream.recall.usage import UsageLog, counts_at
 
@@ -47,8 +48,12 @@ class RecallOptions:
     subject: str | None = None
     since: str | None = None  # ISO 8601
     include_archived: bool = False
+    scope: str | None = None  # the project whose plan and instructions are resident; None: see cwd
+    cwd: str | None = None  # without scope: the folder whose project is the scope, if the memory is scoped
 
     def check(self) -> None:
+        if self.scope is not None and not self.scope.strip():
+            raise UsageError("--scope must name a project, not be empty")
         if self.budget is not None and self.budget < MIN_BUDGET:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes, not {self.budget}")
         if self.card_type is not None and self.card_type not in CARD_TYPES:
@@ -60,6 +65,12 @@ class RecallOptions:
                 parse_timestamp(self.since)
             except ValueError:
                 raise UsageError(f"--since {self.since!r} is not an ISO 8601 date or time") from None
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any option narrows which cards qualify."""
+        return (self.card_type, self.status, self.subject, self.since, self.include_archived) != (
+            None, None, None, None, False)
 
     @property
     def cards_only(self) -> bool:
@@ -86,14 +97,35 @@ class RecallResult:
 @dataclass(frozen=True)
 class Meta:
     """Settings and plan as recall uses them, cached by the stat of memdream.yaml and plan.yaml:
-    validating them needs the JSON Schemas, whose import alone costs more than a warm recall."""
+    validating them needs the JSON Schemas, whose import alone costs more than a warm recall.
+
+    The whole plan is cached rendered; the part of one scope is rendered from the parsed plan when a
+    scope is asked for (microseconds), so one cache is right for every scope.
+    """
 
     stamp: tuple[Any, Any]
     budget: int
     weights: Weights
     half_life_days: float
     trim_above: int
-    plan: str
+    resident_share: float
+    plan: str  # the whole plan, rendered: what recall shows without a scope
+    plan_data: dict[str, Any]  # plan.yaml as validated (plain data: unpickling it imports nothing)
+    scoped_plan: bool  # whether some goal or next action belongs to one project only
+
+    def plan_text(self, scope: str | None) -> str:
+        """The resident plan of ``scope`` (None: the whole plan), rendered."""
+        if scope is None:
+            return self.plan
+        from memdream.memory.plan import Plan
+        from memdream.recall.resident import scope_key
+
+        plan = Plan.from_dict(self.plan_data)
+        # The plan's own spelling of the scope: scopes compare without case.
+        spelled = next((item.scope for item in (*plan.goals, *plan.next)
+                        if item.scope and scope_key(item.scope) == scope_key(scope)), scope)
+        goal, next_items = plan.for_scope(spelled)
+        return plan_text(goal, [item.text for item in next_items])
 
 
 def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
@@ -109,7 +141,9 @@ def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
     meta = Meta(stamp=stamp, budget=int(settings.get("recall.budget")), weights=weights,
                 half_life_days=float(settings.get("recall.recency_half_life_days")),
                 trim_above=int(settings.get("recall.raw_trim_above")),
-                plan=plan_text(plan.goal, [item.text for item in plan.next]))
+                resident_share=float(settings.get("recall.resident_share")),
+                plan=plan_text(plan.goal, [item.text for item in plan.next]), plan_data=plan.to_dict(),
+                scoped_plan=any(item.scope for item in (*plan.goals, *plan.next)))
     index_mod.write_pickle(path, meta)
     return meta
 
@@ -139,10 +173,43 @@ class Recaller:
         self.cards: CardIndex = index_mod.load_card_index(self.paths, self.memory)
         self.static = StaticScores(self.cards, self.meta.weights, self.now.timestamp(), self.meta.half_life_days,
                                    counts_at(self.paths) if len(self.cards) else {})
-        unfiltered = self.options == RecallOptions(budget=self.options.budget)
-        self._accept = None if unfiltered else self._accepts  # None: the index's active mask
+        self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
         self.usage = UsageLog(self.paths)
+        instructions = [self.cards.doc(number) for number in self.cards.resident]
+        self.scope = self._scope(instructions)
+        self.plan = self.meta.plan_text(self.scope)
+        self.resident = self._resident(instructions)
+
+    def _scope(self, instructions: list[CardDoc]) -> str | None:
+        """The scope asked for; else the current folder's project, when the plan or an instruction is
+        scoped (an unscoped memory shows everything, and spares the lookup); else None."""
+        if self.options.scope is not None:
+            return self.options.scope.strip()
+        if self.options.cwd is None or not (self.meta.scoped_plan or instructions):
+            return None
+        from memdream.recall.resident import current_project, is_scoped, scope_key, scopes_of
+
+        if not (self.meta.scoped_plan or any(is_scoped(doc) for doc in instructions)):
+            return None
+        found = current_project(self.options.cwd)
+        if found is None:
+            return None
+        # A folder the memory knows nothing of (cron's, a scratch folder) is no scope: show everything.
+        plan = self.meta.plan_data
+        known = {scope_key(item["scope"]) for item in (*plan.get("goals", []), *plan.get("next", []))
+                 if item.get("scope")}
+        known.update(scope for doc in instructions for scope in scopes_of(doc))
+        return found if scope_key(found) in known else None
+
+    def _resident(self, instructions: list[CardDoc]) -> list[CardDoc]:
+        """The standing instructions of the scope that pass the filters, best first."""
+        if not instructions:
+            return []  # most memories: spare the import
+        from memdream.recall.resident import applies, best_first
+
+        return best_first(doc for number, doc in zip(self.cards.resident, instructions)
+                          if applies(doc, self.scope) and (self._accept is None or self._accept(number)))
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -173,12 +240,15 @@ class Recaller:
         return [doc] + sorted((other for other in others if other.status == "conflicting" and other.id != doc.id),
                               key=lambda other: other.id)
 
-    def _card_items(self, query: str) -> Iterator[Item]:
-        """Relevant cards as items, best first: one per fact key, one per single raw source."""
+    def _card_items(self, query: str, resident: set[str]) -> Iterator[Item]:
+        """Relevant cards as items, best first: one per fact key, one per single raw source; none of
+        the ``resident`` ones (already shown)."""
         keys: set[tuple[str, str]] = set()
         single_sources: set[str] = set()
         for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept):
             doc = self.cards.doc(number)
+            if doc.id in resident:
+                continue
             partners: list[CardDoc] = []
             if doc.key is not None and not doc.archived and doc.status in ACTIVE_STATUSES:
                 if doc.key in keys:
@@ -238,25 +308,47 @@ class Recaller:
                        score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
                        text=raw_text(event, query_tokens, self.meta.trim_above), evidence=[ref])
 
+    # -- resident instructions ---------------------------------------------------------------------
+    def _add_resident(self, budget: Budget, items: list[Item], cited: set[str]) -> None:
+        """The scope's standing instructions, best first, while they fit in their share of the budget
+        (the rest of it is the query's): one that does not fit is skipped, a smaller one may still."""
+        share = int(self.budget * self.meta.resident_share)
+        spent = 0
+        for doc in self.resident:
+            if min(share - spent, budget.room) < MIN_LINE:
+                break
+            item = Item(source="card", id=doc.id, type=doc.type, status=doc.status, ts=doc.ts,
+                        text=card_text(doc), evidence=list(doc.evidence), resident=True)
+            cost = Budget.cost(BULLET + item.text)
+            if spent + cost <= share and budget.add_item(item):
+                spent += cost
+                items.append(item)
+                cited.update(item.evidence)
+
     # -- the whole recall --------------------------------------------------------------------------
     def recall(self, query: str) -> RecallResult:
         budget = Budget(self.budget)
         items: list[Item] = []
-        if self.meta.plan:  # resident: always first, cut only if it alone exceeds the budget
-            plan = Item(source="plan", id="plan", text=self.meta.plan)
+        if self.plan:  # resident: always first, cut only if it alone exceeds the budget
+            plan = Item(source="plan", id="plan", text=self.plan)
             if not budget.fits(plan.text):
                 plan.text = cut(plan.text, budget.room - 1)
             budget.add(plan.text)
             items.append(plan)
-        shown_before = len(items)
         cited: set[str] = set()
-        overflow = self._fill(budget, self._card_items(query), items, cited)
+        self._add_resident(budget, items, cited)
+        shown_before = len(items)
+        resident = {item.id for item in items if item.resident}
+        overflow = self._fill(budget, self._card_items(query, resident), items, cited)
         if overflow is None and not self.options.cards_only and budget.room >= MIN_LINE:
             overflow = self._fill(budget, self._raw_items(query, limit=budget.room // 16 + 32), items, cited)
         if len(items) == shown_before and overflow is not None and budget.room >= MIN_LINE:
             if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
                 items.append(overflow)
-        self.usage.append(format_timestamp(self.now), query, [item.id for item in items if item.source == "card"])
+        # Resident cards are shown whatever the query: counting them would add references on every
+        # recall, which say nothing of their use.
+        self.usage.append(format_timestamp(self.now), query,
+                          [item.id for item in items if item.source == "card" and not item.resident])
         return RecallResult(query=query, budget=self.budget, context=budget.context, items=items)
 
     @staticmethod

@@ -25,6 +25,7 @@ def parser() -> ArgumentParser:
     made.add_argument("--subject")
     made.add_argument("--since")
     made.add_argument("--include-archived", action="store_true")
+    made.add_argument("--scope")
     made.add_argument("--queries", type=Path)
     made.add_argument("--memory", "-m", type=Path)
     made.add_argument("--format", "-f", dest="output", default="text", type=str.lower, choices=("text", "json"))
@@ -41,7 +42,8 @@ def main(argv: list[str]) -> int:
         from memdream.recall.engine import RecallOptions
 
         options = RecallOptions(budget=args.budget, card_type=args.card_type, status=args.status,
-                                subject=args.subject, since=args.since, include_archived=args.include_archived)
+                                subject=args.subject, since=args.since, include_archived=args.include_archived,
+                                scope=args.scope)
         run(find_memory_root(args.memory), args.query, args.queries, options, as_json=args.output == "json")
 
     return guarded(command)

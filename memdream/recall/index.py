@@ -5,7 +5,7 @@
 .memdream/cache/recall/raw/<seg>.pickle  one per raw segment, valid while the manifest's sha256 of the
                                          segment is. Segments are immutable: a new segment adds one
                                          file, old ones are never rebuilt.
-.memdream/cache/recall/meta.pickle       recall settings and the rendered plan (see engine.load_meta).
+.memdream/cache/recall/meta.pickle       recall settings and the parsed plan (see engine.load_meta).
 
 Postings are three flat arrays (term bounds, doc numbers, term frequencies) and a token -> term
 number dict: they unpickle in milliseconds. Raw events are not copied: each indexed event keeps its
@@ -36,9 +36,12 @@ from memdream.recall.text import tokenize
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
 
-INDEX_VERSION = 7
+INDEX_VERSION = 9
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
+# Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
+# ingest makes of their calls carry what they said.
+BOOKKEEPING_TOOLS = frozenset({"TodoWrite", "update_plan", "TodoRead", "ExitPlanMode"})
 BM25_K1 = 1.2
 BM25_B = 0.75
 # BM25F-lite: a card's fields count this many times towards its term frequencies.
@@ -104,6 +107,7 @@ class CardDoc(NamedTuple):
     key: tuple[str, str] | None  # the normalized fact key
     references: int
     archived: bool
+    tags: tuple[str, ...] = ()
 
 
 @dataclass
@@ -126,6 +130,7 @@ class CardIndex:
     subjects: dict[str, list[int]] = field(default_factory=dict)  # compact subject -> doc numbers
     shared_keys: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # keys of >1 active card
     max_references: int = 0
+    resident: list[int] = field(default_factory=list)  # active standing instructions (recall.resident)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -228,6 +233,7 @@ def compact_name(text: str) -> str:
 def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     from memdream.dream.model import normalize_name
     from memdream.memory.cardcache import load_cards
+    from memdream.recall.resident import is_resident
 
     index = CardIndex(stamp=stamp)
     lists: dict[str, tuple[list[int], list[float]]] = {}
@@ -243,7 +249,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
             id=card.id, type=card.type, subject=card.subject, attribute=card.attribute, value=card.value,
             statement=card.statement, scope=card.scope, status=card.status, confidence=card.confidence,
             ts=ts, epoch=_epoch(ts), evidence=tuple(item.ref for item in card.evidence), key=key,
-            references=int(card.reference_count or 0), archived=cached.file.archived,
+            references=int(card.reference_count or 0), archived=cached.file.archived, tags=tuple(card.tags),
         )
         blob += pickle.dumps(tuple(doc), protocol=pickle.HIGHEST_PROTOCOL)
         index.bounds.append(len(blob))
@@ -254,6 +260,8 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
         index.max_references = max(index.max_references, doc.references)
         active = not cached.file.archived and card.status in ACTIVE_STATUSES
         index.active.append(active)
+        if active and is_resident(card.type, card.tags):
+            index.resident.append(number)
         if key is not None and active:
             keys[key].append(number)
         counts: dict[str, float] = defaultdict(float)
@@ -281,9 +289,20 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     return index
 
 
+def result_command(event: dict[str, Any]) -> str | None:
+    """The one-line command a tool result answers (``args.command``, copied there by ingest), or None."""
+    if event.get("kind") != "tool_result":
+        return None
+    args = event.get("args")
+    command = args.get("command") if isinstance(args, dict) else None
+    return command if isinstance(command, str) and command.strip() else None
+
+
 def event_text(event: dict[str, Any]) -> str:
-    """The searchable words of an event: its text, error, tool and the fact it carries."""
+    """The searchable words of an event: its text, error, tool, the command a tool result answers
+    (a question about ``pytest`` finds its results) and the fact it carries."""
     parts = [str(event.get(name) or "") for name in ("text", "error", "tool", "goal")]
+    parts.append(result_command(event) or "")
     fact = event.get("fact")
     if isinstance(fact, dict):
         parts.extend(str(fact.get(name) or "") for name in ("subject", "attribute", "value"))
@@ -320,7 +339,7 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
             if not raw.strip():
                 continue
             event = json.loads(raw)
-            if event.get("kind") not in RAW_KINDS:
+            if event.get("kind") not in RAW_KINDS or event.get("tool") in BOOKKEEPING_TOOLS:
                 continue
             doc = len(index.offsets)
             tokens = tokenize(event_text(event)) + _date_tokens(str(event.get("ts", "")))

@@ -2,8 +2,9 @@
 
 One line per item: ``- [YYYY-MM-DD] text``. Bytes are what the budget is about, so the lines are
 short: no session ids, no times, raw turns trimmed to the sentences that match the query (the
-elisions marked with "…"). An item that does not fit is skipped and smaller later ones may still
-fit; an item is cut (marked "…[cut]") only when nothing else would be shown at all.
+elisions marked with "…"), a tool's result shown as the command it answers and the few output lines
+that say what happened. An item that does not fit is skipped and smaller later ones may still fit;
+an item is cut (marked "…[cut]") only when nothing else would be shown at all.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.recall.index import CardDoc
+from memdream.recall.index import CardDoc, result_command
 from memdream.recall.text import tokenize
 
 CUT_MARK = "…[cut]"
@@ -24,6 +25,8 @@ TRIM_ABOVE = 120
 # Whatever trimming leaves, a raw text is not shown longer than this (characters).
 RAW_TEXT_MAX = 600
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n\s*|\s+(?=\[image:)")
+# Between the telling lines of a tool's output (one item is one line).
+LINE_JOIN = " ⏎ "
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Item:
     ts: str | None = None
     evidence: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    resident: bool = False  # a standing instruction shown whatever the query (memdream.recall.resident)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "id": self.id}
@@ -49,6 +53,8 @@ class Item:
             data["evidence"] = self.evidence
         if self.conflicts:
             data["conflicts"] = self.conflicts
+        if self.resident:
+            data["resident"] = True
         return data
 
 
@@ -79,7 +85,11 @@ def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
 
 
 def event_body(event: dict[str, Any]) -> str:
-    """What an event says, in one string: text, error, the fact it carries, a verdict or outcome."""
+    """What an event says, in one string: text, error, the fact it carries, a verdict or outcome;
+    for a tool's result, the command it answers and what its output says (:func:`command_result`)."""
+    command = result_command(event)
+    if command is not None:
+        return command_result(event, command)
     text = str(event.get("text") or event.get("goal") or "")
     fact = event.get("fact")
     if not text and isinstance(fact, dict):
@@ -94,6 +104,22 @@ def event_body(event: dict[str, Any]) -> str:
     elif kind == "outcome" and "ok" in event:
         text = f"({'ok' if event['ok'] else 'failed'}) {text}"
     return text
+
+
+def command_result(event: dict[str, Any], command: str) -> str:
+    """``$ <command> → <telling lines>``, ``(failed)`` after the command when the call failed.
+
+    The output alone ("3 passed", "No such file or directory") does not say what was run, and a
+    whole output would spend the budget on what does not matter: the lines that tell what happened
+    (the error lines of a failure, else the last lines) stand for it.
+    """
+    from memdream.toolcalls import telling_lines  # lazily: only results with a command need it
+
+    text, error = str(event.get("text") or ""), str(event.get("error") or "")
+    output = f"{text}\n{error}" if error and error not in text else text
+    head = f"$ {one_line(command)}{'' if event.get('ok', True) else ' (failed)'}"
+    lines = LINE_JOIN.join(dict.fromkeys(one_line(line) for line in telling_lines(output)))
+    return f"{head} → {lines}" if lines else head
 
 
 def trim(text: str, query_tokens: frozenset[str], above: int = TRIM_ABOVE) -> str:
@@ -128,7 +154,12 @@ def _capped(text: str) -> str:
 def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE) -> str:
     """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor)."""
     speaker = one_line(str(event.get("speaker") or event.get("actor") or event.get("kind") or ""))
-    return f"[{str(event.get('ts', ''))[:10]}] {speaker}: {trim(event_body(event), query_tokens, trim_above)}"
+    if result_command(event) is not None:
+        # Already the lines that matter: trimming by the query's words could drop the command.
+        body = _capped(event_body(event))
+    else:
+        body = trim(event_body(event), query_tokens, trim_above)
+    return f"[{str(event.get('ts', ''))[:10]}] {speaker}: {body}"
 
 
 def cut(text: str, room: int) -> str:
