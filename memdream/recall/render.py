@@ -80,7 +80,9 @@ def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
         return f"{date}⚠ conflict: {doc.subject} {doc.attribute}: {values}"
     status = "" if doc.status == "verified" else f"({doc.status}) "
     kind = "" if doc.type == "fact" else f"{doc.type}: "
-    scope = f" (scope: {one_line(doc.scope)})" if doc.scope and doc.type != "fact" else ""
+    # Learned cards name their project in the statement ("In billing-api, …"): no need to say it twice.
+    named = doc.scope is not None and doc.statement.startswith(f"In {doc.scope},")
+    scope = f" (scope: {one_line(doc.scope)})" if doc.scope and doc.type != "fact" and not named else ""
     return f"{date}{status}{kind}{one_line(doc.statement)}{scope}"
 
 
