@@ -68,7 +68,7 @@ else
 fi
 
 step "memdream recall \"how do I run the tests in billing-api\" --budget 1500 (what an agent would get)"
-"$MEMDREAM" recall "how do I run the tests in billing-api" --budget 1500 --memory "$DEMO"
+"$MEMDREAM" recall "how do I run the tests in billing-api" --scope billing-api --budget 1500 --memory "$DEMO"
 
 step "lint as a CI gate: a card with confidence 1.7"
 card=$(first_card lesson strategy fact)

@@ -18,6 +18,7 @@ Keys that are not admitted keep their evidence, pending, for a later dream to re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation
@@ -60,6 +61,22 @@ def state_reason(ctx: DreamContext, stats: KeyStats) -> str | None:
     return None
 
 
+# A bare reading with a unit of time, size or count ("1380s", "512 MB", "37 connections"): what a tool
+# reads of running state changes with every reading, even when this key was read only once so far.
+_READING = re.compile(r"^\s*-?\d+(?:[.,]\d+)?\s*(?:ms|s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|"
+                      r"b|kb|mb|gb|tb|kib|mib|gib|tib|bytes?|%|percent|items?|connections?|jobs?|requests?|"
+                      r"messages?|tasks?|processes?|threads?|files?|rows?)\s*$", re.IGNORECASE)
+
+
+def suspect_reading(proposal: Proposal) -> bool:
+    """The current value is a tool's reading of a number with a time, size or count unit, and no
+    user said it: state, not memory, until someone confirms it."""
+    if not proposal.active or not _READING.match(proposal.active[0].value):
+        return False
+    supports = proposal.active[0].supports
+    return any(piece.tool_read for piece in supports) and not any(piece.kind == "feedback" for piece in supports)
+
+
 def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
     """Extractors whose evidence has its own admission rule: lessons from error -> fix must recur
     in sessions; the user's own instructions are admitted as said."""
@@ -78,6 +95,8 @@ def assess(ctx: DreamContext, proposal: Proposal, active_cards: int) -> Admissio
     ruled = _by_source(ctx, proposal)
     if ruled is not None:
         return ruled
+    if suspect_reading(proposal):
+        return Admission(False, 0.0, "volatile")
     stats = ctx.key_stats.get(proposal.key, KeyStats())
     reason = state_reason(ctx, stats)
     if reason is not None:

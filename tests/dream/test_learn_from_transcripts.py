@@ -245,3 +245,22 @@ def test_a_strategy_whose_steps_start_failing_is_demoted_then_superseded(tmp_pat
     sessions(15, "uv run pytest -q", True, 3, "c")  # the project moved to uv
     [current] = cli.cards("--type", "strategy")
     assert "uv run pytest -q" in current["statement"] and current.get("supersedes") == [strategy["id"]]
+
+
+def test_a_single_tool_reading_with_a_time_unit_is_not_admitted(tmp_path: Path) -> None:
+    events = [
+        {"session": "s1", "ts": "2026-11-02T10:00:00Z", "kind": "note", "id": "n1", "text": "uptime is 1380s",
+         "fact": {"subject": "service", "attribute": "uptime", "value": "1380s"}},
+        {"session": "s1", "ts": "2026-11-02T10:00:05Z", "kind": "tool_result", "id": "r1", "tool": "curl", "ok": True,
+         "text": "uptime: 1380s", "fact": {"subject": "service", "attribute": "uptime", "value": "1380s"}},
+        {"session": "s1", "ts": "2026-11-02T10:00:09Z", "kind": "tool_result", "id": "r2", "tool": "aws", "ok": True,
+         "text": "eu-central-1", "fact": {"subject": "export-bucket", "attribute": "region", "value": "eu-central-1"}},
+    ]
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    cli = Memdream(tmp_path / "memory", tmp_path)
+    cli("init", cli.root)
+    cli("ingest", log, "-m", cli.root)
+    report = cli.json("dream", "-m", cli.root, "--format", "json")
+    assert report["not_admitted"].get("volatile") == 1
+    assert [card["value"] for card in cli.cards()] == ["eu-central-1"]
