@@ -134,3 +134,23 @@ def restore_paths(root: Path, paths: Sequence[str]) -> None:
 
 def _tracked(root: Path, path: str) -> bool:
     return bool(_run(root, "ls-files", "--", path).strip())
+
+
+QUERY_TIMEOUT = 2.0  # seconds: a hung network filesystem must not stall an ingest
+# A variable like these, set by a git hook that runs memdream, would point `git -C` elsewhere.
+_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX")
+
+
+def query(folder: str, *args: str) -> str | None:
+    """The first line git prints for ``args`` run in ``folder`` (any folder, not a memory: the
+    checkout a transcript was written in); None on any failure, a timeout included."""
+    environment = {key: value for key, value in os.environ.items() if key not in _LOCATION_VARIABLES}
+    environment.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        done = subprocess.run(["git", "-C", folder, *args], env=environment, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=QUERY_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    return done.stdout.strip().splitlines()[0].strip()

@@ -33,7 +33,11 @@ def _one_line(text: str) -> str:
     if not lines:
         return ""
     line = lines[0] + (" …" if len(lines) > 1 else "")
-    return line if len(line) <= MAX_COMMAND else line[: MAX_COMMAND - 1].rstrip() + "…"
+    if len(line) <= MAX_COMMAND:
+        return line
+    # Cut between words: half a token (a key, a token) is no longer what redaction recognizes.
+    kept = line[:MAX_COMMAND - 1].rsplit(None, 1)[0] if " " in line[:MAX_COMMAND - 1] else ""
+    return kept.rstrip() + " …" if kept else "…"
 
 
 def _argv(value: Any) -> str | None:

@@ -286,7 +286,16 @@ class _Run:
 
 
 def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) -> str:
-    """A stable id from the event's content; repeats of identical events in one input get -2, -3 ..."""
+    """A stable id from the event's content; repeats of identical events in one input get -2, -3 ...
+
+    The ``project:`` tag is not part of what an event is (adapters add it from where the session
+    ran, which older versions did not): events ingested before it keep their ids."""
+    tags = event.get("tags")
+    if tags and any(tag.startswith("project:") for tag in tags):
+        kept = [tag for tag in tags if not tag.startswith("project:")]
+        event = {key: value for key, value in event.items() if key != "tags"}
+        if kept:
+            event["tags"] = kept
     digest = hashlib.blake2b(canonical_bytes(event), digest_size=6).hexdigest()
     base = f"e{digest}"
     occurrences[(event["session"], base)] += 1

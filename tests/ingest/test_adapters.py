@@ -375,7 +375,7 @@ def claude_events() -> list[dict[str, Any]]:
 
 def test_claude_kinds_sequence() -> None:
     assert kinds(claude_events()) == [
-        "message",  # the task
+        "goal", "message",  # the task
         "message", "tool_call", "tool_result",  # pytest fails
         "tool_call", "tool_result",  # Read bucket.py
         "message", "tool_call", "feedback",  # Edit settings.py, rejected with a comment
@@ -397,7 +397,8 @@ def test_claude_ids_are_the_line_uuids() -> None:
     ids = by_id(events)
     assert ids[multi["uuid"] + ".0"]["kind"] == "message"
     assert ids[multi["uuid"] + ".1"]["kind"] == "tool_call"
-    assert events[0]["id"] == lines[5]["uuid"]
+    assert events[0]["id"] == lines[5]["uuid"] + ":goal"
+    assert events[1]["id"] == lines[5]["uuid"]
     assert all("id" in event for event in events)
     assert {event["session"] for event in events} == {CLAUDE_SESSION}
 
@@ -461,9 +462,16 @@ def test_claude_rejected_tool_use_is_feedback_on_the_call() -> None:
 
 
 def test_claude_interruptions() -> None:
+    # Each interruption is followed by the user's next message: its words become the feedback's text.
     events = claude_events()
-    interrupted = [event for event in events if event.get("text") == "interrupted by user"]
+    lines = source_lines(CLAUDE)
+    markers = {line["uuid"] for line in lines if "[Request interrupted" in json.dumps(line.get("message"))}
+    interrupted = [event for event in events if event["id"] in markers]
     assert [event["verdict"] for event in interrupted] == ["reject", "reject"]
+    assert [event["text"] for event in interrupted] == [
+        "Don't run the whole suite, it needs docker. Just run test_export.py again.",
+        "Fix report.py the same way and commit both with message 'read export region from bucket config'.",
+    ]
     cancelled = by_id(events)[interrupted[0]["target"]]
     assert cancelled["kind"] == "tool_call" and cancelled["args"]["command"] == "pytest -q"
     assert "target" not in interrupted[1]
@@ -479,13 +487,15 @@ def test_claude_sidechain_is_kept_and_tagged() -> None:
 
 
 def test_claude_context_meta_on_the_first_event_only() -> None:
+    # The goal derived from the first message comes before it; the message keeps the meta it had.
     events = claude_events()
-    assert events[0]["meta"] == {
+    assert events[0]["kind"] == "goal" and "meta" not in events[0]
+    assert events[1]["meta"] == {
         "cwd": "/home/dana/src/billing-export",
         "git_branch": "fix/nightly-export",
         "claude_code_version": "2.0.31",
     }
-    assert all("meta" not in event for event in events[1:])
+    assert all("meta" not in event for event in events[2:])
 
 
 def _claude_line(kind: str, uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
@@ -528,7 +538,7 @@ def test_claude_timestamps_inherit_and_must_exist_somewhere() -> None:
         key: value for key, value in _claude_line("assistant", "a1", "hi").items() if key != "timestamp"
     }
     events, _ = parse_text(claude_code, jsonl(first, second))
-    assert [event["ts"] for event in events] == ["2026-11-07T10:00:00.000Z"] * 2
+    assert [event["ts"] for event in events] == ["2026-11-07T10:00:00.000Z"] * 3  # goal, hello, hi
     with pytest.raises(InvalidInput, match=r"^log\.jsonl:1: no timestamp"):
         parse_text(claude_code, jsonl(second))
 
@@ -538,7 +548,7 @@ def test_claude_repeated_record_and_bad_message() -> None:
     events, ctx = parse_text(
         claude_code, jsonl(line, line, {**line, "uuid": "u2", "message": "oops"}), skip_bad=True
     )
-    assert len(events) == 1
+    assert kinds(events) == ["goal", "message"]
     assert ctx.skipped == [(3, "message: expected an object")]
 
 
@@ -556,7 +566,7 @@ def codex_events() -> list[dict[str, Any]]:
 
 def test_codex_kinds_sequence() -> None:
     assert kinds(codex_events()) == [
-        "message",
+        "goal", "message",
         "tool_call", "tool_result",  # pytest: exit 1
         "tool_call", "tool_result",  # rg: exit 0
         "message",
@@ -610,8 +620,11 @@ def test_codex_declined_approval_and_aborted_turn_are_feedback() -> None:
     declined = by_id(events)["call_Zc5mR8vBn2TxK6wLp9DsQj4G.out"]
     assert declined["kind"] == "feedback" and declined["verdict"] == "reject"
     assert declined["target"] == "call_Zc5mR8vBn2TxK6wLp9DsQj4G" and declined["actor"] == "user"
-    aborted = [event for event in events if event.get("text") == "turn aborted: interrupted"]
-    assert len(aborted) == 1 and aborted[0]["kind"] == "feedback" and aborted[0]["verdict"] == "reject"
+    assert "text" not in declined  # the agent answered before the user said anything
+    # The user's next message after the interrupted turn says why: it is the feedback's text.
+    aborted = [event for event in events if event["kind"] == "feedback" and "target" not in event]
+    assert len(aborted) == 1 and aborted[0]["verdict"] == "reject"
+    assert aborted[0]["text"] == "stop, the full suite needs docker. Just summarize what you changed."
 
 
 def test_codex_task_complete_is_an_outcome() -> None:
@@ -623,13 +636,15 @@ def test_codex_task_complete_is_an_outcome() -> None:
 def test_codex_session_and_context() -> None:
     events = codex_events()
     assert {event["session"] for event in events} == {CODEX_SESSION}
-    assert events[0]["meta"] == {
+    # The goal derived from the first message comes before it; the message keeps the meta it had.
+    assert events[0]["kind"] == "goal" and "meta" not in events[0]
+    assert events[1]["meta"] == {
         "cwd": "/home/dana/src/billing-export",
         "git_branch": "main",
         "codex_version": "0.58.0",
     }
-    assert all("meta" not in event for event in events[1:])
-    assert events[0]["ts"] == "2026-11-07T09:12:17.318Z"
+    assert all("meta" not in event for event in events[2:])
+    assert events[0]["ts"] == events[1]["ts"] == "2026-11-07T09:12:17.318Z"
 
 
 def _envelope(kind: str, payload: dict[str, Any], ts: str = "2026-11-07T10:00:00.000Z") -> dict[str, Any]:
@@ -651,7 +666,7 @@ def test_codex_event_msg_message_is_used_when_no_response_item_has_it() -> None:
         ),
     )
     events, _ = parse_text(codex, text)
-    assert [(event["actor"], event["text"]) for event in events] == [
+    assert [(event["actor"], event["text"]) for event in events if event["kind"] == "message"] == [
         ("user", "only in the UI stream"),
         ("agent", "said twice"),
     ]
@@ -716,10 +731,10 @@ def test_codex_legacy_rollout_format() -> None:
         {"type": "reasoning", "summary": []},
     )
     events, _ = parse_text(codex, text)
-    assert kinds(events) == ["message", "tool_call", "tool_result"]
+    assert kinds(events) == ["goal", "message", "tool_call", "tool_result"]
     assert {event["session"] for event in events} == {"5f1c0e3a-1111-4222-8333-944455556666"}
     assert {event["ts"] for event in events} == {"2025-05-07T17:24:21.123Z"}
-    assert events[2]["ok"] is True and events[2]["text"] == "a\nb\n"
+    assert events[3]["ok"] is True and events[3]["text"] == "a\nb\n"
     assert detect(text) == "codex"
 
 
@@ -739,12 +754,12 @@ def test_codex_replayed_call_is_emitted_once_and_untimed_log_is_bad() -> None:
 def test_openai_array_with_tool_calls() -> None:
     events, _ = parse_file(openai_chat, CHAT_JSON)
     assert kinds(events) == [
-        "message", "tool_call", "tool_call", "tool_result", "tool_result", "message",
+        "goal", "message", "tool_call", "tool_call", "tool_result", "tool_result", "message",
         "message", "message", "tool_call", "tool_result", "message",
         "message", "tool_call", "tool_result", "message",
     ]  # fmt: skip
-    assert [event["id"] for event in events[:6]] == ["m1", "m2.0", "m2.1", "m3", "m4", "m5"]
-    assert [event["id"] for event in events[7:9]] == ["m7.0", "m7.1"]
+    assert [event["id"] for event in events[:7]] == ["m1:goal", "m1", "m2.0", "m2.1", "m3", "m4", "m5"]
+    assert [event["id"] for event in events[8:10]] == ["m7.0", "m7.1"]
     assert {event["session"] for event in events} == {"conversation"}
     assert events[0]["ts"] == "1970-01-01T00:00:01Z" and events[-1]["ts"] == "1970-01-01T00:00:13Z"
     assert all(event["meta"] == {"ts_synthetic": True} for event in events)
@@ -752,20 +767,20 @@ def test_openai_array_with_tool_calls() -> None:
     assert [event["call_id"] for event in weather[:2]] == [event["call_id"] for event in weather[2:]]
     assert weather[1]["args"] == {"city": "Berlin", "date": "2026-11-08"}
     assert all("ok" not in event for event in events if event["kind"] == "tool_result")
-    assert events[6]["text"] == "Berlin then. Book the cheapest morning flight from Amsterdam."
+    assert events[7]["text"] == "Berlin then. Book the cheapest morning flight from Amsterdam."
 
 
 def test_openai_jsonl_keeps_timestamps_and_speakers() -> None:
     events, _ = parse_file(openai_chat, CHAT_JSONL)
-    assert kinds(events) == ["message", "tool_call", "tool_result", "message", "message", "message"]
-    assert [event["id"] for event in events] == ["m1", "m2", "m3", "m4", "m5", "m6"]
-    assert [event["ts"] for event in events][3:] == [
+    assert kinds(events) == ["goal", "message", "tool_call", "tool_result", "message", "message", "message"]
+    assert [event["id"] for event in events] == ["m1:goal", "m1", "m2", "m3", "m4", "m5", "m6"]
+    assert [event["ts"] for event in events][4:] == [
         "2026-11-07T14:02:15Z",
         "2026-11-07T14:02:15Z",
         "2026-11-07T14:03:02Z",
     ]
-    assert events[0]["speaker"] == "priya" and events[0]["actor"] == "user"
-    assert events[2]["tool"] == "lookup_rota"
+    assert events[1]["speaker"] == "priya" and events[1]["actor"] == "user"
+    assert events[3]["tool"] == "lookup_rota"
     assert all("meta" not in event for event in events)
 
 
@@ -779,7 +794,7 @@ def test_openai_messages_object_reports_the_line_of_a_bad_message() -> None:
         parse_text(openai_chat, text)
     assert str(raised.value) == "log.jsonl:8: role: unknown role 'robot'"
     events, ctx = parse_text(openai_chat, text, skip_bad=True)
-    assert [event["text"] for event in events] == ["hi"]
+    assert [event["text"] for event in events if event["kind"] == "message"] == ["hi"]
     assert ctx.skipped == [(8, "role: unknown role 'robot'")]
 
 

@@ -270,15 +270,18 @@ def test_secrets_in_every_format_are_redacted_before_anything_reaches_disk(run: 
     report = report_of(run("ingest", logs, "-m", memory, "-o", "json"))
 
     assert [s["format"] for s in report["sources"]] == ["memdream", "claude-code", "openai-chat", "codex"]
-    # Three places in each source; claude's failed result carries it twice (text and error).
+    # Three places in each source; claude's failed result carries it twice (text and error). Adapters
+    # copy some of it further (a session's goal, the command line onto its result): more, never fewer.
     places = {"memdream": 3, "claude-code": 4, "openai-chat": 3, "codex": 3}
     for source in report["sources"]:
         assert source["added"] >= 3
-        assert source["redactions"] == {kind: places[source["format"]] for kind in SECRETS}, source
-    assert report["redactions"] == {kind: sum(places.values()) for kind in SECRETS}
+        assert set(source["redactions"]) == set(SECRETS), source
+        assert all(count >= places[source["format"]] for count in source["redactions"].values()), source
+    assert report["redactions"] == {kind: sum(source["redactions"][kind] for source in report["sources"])
+                                    for kind in SECRETS}
 
     events = stored(memory)
-    assert sum(1 for e in events if "[REDACTED:aws-key]" in canonical_json(e)) == sum(places.values()) - 1
+    assert sum(1 for e in events if "[REDACTED:aws-key]" in canonical_json(e)) >= sum(places.values()) - 1
     for name, data in _every_byte_of(memory):
         for needle in NEEDLES:
             assert needle.encode() not in data, f"{needle!r} found in {name}"

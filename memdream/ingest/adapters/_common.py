@@ -3,6 +3,9 @@
 Every adapter reports a malformed line through ``ctx.bad`` with a 1-based line number and
 checks each event it builds against ``raw-event.schema.json`` before yielding it, so a bad
 source line never turns into an invalid raw event further down the pipeline.
+
+It also builds the events an adapter derives from another one (a session's goal from its first
+request, a plan from a todo-list tool call) the same way in every format.
 """
 
 from __future__ import annotations
@@ -17,6 +20,16 @@ from memdream.ingest.adapters import ParseContext
 from memdream.ingest.validate import fast_valid
 
 Event = dict[str, Any]
+
+GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
+PROJECT_TAG = "project:"
+MAX_ID = 256  # raw-event.schema.json
+# Todo statuses as Claude Code's TodoWrite and Codex's update_plan write them.
+_PLANNED = ("pending", "in_progress")
+_DONE = ("completed",)
+_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
+_KEY_BLOCK = "-----BEGIN"
+_DIGIT_GROUP = re.compile(r"[0-9()+.-]+|[|:,;=]")  # a group of a number, or a lone separator
 
 # jsonschema's pattern messages quote the whole regex; these say what is wrong instead.
 _PATTERN_HINTS = {
@@ -186,3 +199,99 @@ def head_lines(head: str, limit: int = 8) -> Iterator[tuple[str, Any]]:
         count += 1
         if count >= limit:
             return
+
+
+def add_tags(event: Event, *tags: str) -> Event:
+    """``event`` with ``tags`` appended to its own, each once."""
+    if not tags:
+        return event
+    own = event.get("tags")
+    if not own:  # the usual case, on every event of a transcript: no tags of its own
+        event["tags"] = list(dict.fromkeys(tags)) if len(tags) > 1 else list(tags)
+    else:
+        event["tags"] = own + [tag for tag in dict.fromkeys(tags) if tag not in own]
+    return event
+
+
+def project_tag(name: str | None) -> tuple[str, ...]:
+    """The ``project:<name>`` tag, or no tag when the project is unknown."""
+    return (PROJECT_TAG + name,) if name else ()
+
+
+def derived_id(base: Any, suffix: str) -> str | None:
+    """``<base><suffix>`` for an event derived from the one with id ``base``; None when that has none
+    or the result would be too long (the pipeline then derives one from the content)."""
+    if not isinstance(base, str) or len(base) + len(suffix) > MAX_ID:
+        return None
+    return base + suffix
+
+
+def headline(text: str, limit: int = GOAL_LIMIT) -> str:
+    """The first paragraph of ``text`` on one line, cut at a word boundary to ``limit`` characters.
+
+    The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
+    (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
+    start of a phone or card number). A first "word" longer than ``limit`` gives no headline.
+    """
+    block = text.find(_KEY_BLOCK)
+    if block >= 0:
+        text = text[:block]
+    line = next((" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"
+    while words and _DIGIT_GROUP.fullmatch(words[-1]):
+        words.pop()
+    return " ".join(words) + "…" if words else ""
+
+
+def goal_before(message: Event) -> Event | None:
+    """The goal a session's first request sets, to be placed just before the request's message.
+
+    Dream reads goals to know what a session was for; the message itself stays as it is, so the
+    ids of events already ingested do not change.
+    """
+    goal = headline(message.get("text") or "")
+    if not goal:
+        return None
+    event: Event = {"session": message["session"], "ts": message["ts"], "kind": "goal", "actor": "user",
+                    "goal": goal}
+    return _derived_from(message, event, ":goal")
+
+
+def plan_after(call: Event, items: Any) -> Event | None:
+    """The plan a todo-list tool call writes, to be placed just after the call.
+
+    ``items`` are ``(text, status)`` pairs; pending and in-progress items are what comes next,
+    completed ones what is done, others (or a list with nothing left) say nothing.
+    """
+    upcoming: list[str] = []
+    done: list[str] = []
+    for text, status in items:
+        if not isinstance(text, str) or not text.strip():
+            continue
+        if status in _PLANNED:
+            upcoming.append(text.strip())
+        elif status in _DONE:
+            done.append(text.strip())
+    if not upcoming and not done:
+        return None
+    event: Event = {"session": call["session"], "ts": call["ts"], "kind": "plan", "actor": "agent",
+                    "next": upcoming, "done": done}
+    return _derived_from(call, compact(event), ":plan")
+
+
+def _derived_from(source: Event, event: Event, suffix: str) -> Event:
+    """``event`` with the id and the tags of ``source`` (its project) carried over."""
+    event_id = derived_id(source.get("id"), suffix)
+    if event_id is not None:
+        event["id"] = event_id
+    tags = [tag for tag in source.get("tags") or [] if tag.startswith(PROJECT_TAG) or tag == "sidechain"]
+    return add_tags(event, *tags)
+
+
+def todo_items(todos: Any, text_key: str) -> list[tuple[Any, Any]]:
+    """``(text, status)`` of each item of a todo list; anything that is not an item is left out."""
+    if not isinstance(todos, list):
+        return []
+    return [(item.get(text_key), item.get("status")) for item in todos if isinstance(item, dict)]

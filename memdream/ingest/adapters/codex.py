@@ -8,11 +8,17 @@ Messages are taken from ``response_item``, the fuller record that every version 
 text, so a rollout written without response items still yields its conversation, once.
 Turn ends (``task_complete``, ``turn_aborted``) exist only as ``event_msg``.
 
+Besides the conversation, the adapter keeps what dream learns from: the session's first real
+request as a ``goal``, each ``update_plan`` call as a ``plan``, the call's command line on each
+output (``args.command``), the words the user typed after declining an approval or interrupting
+a turn (on the ``feedback``), compaction summaries (``compacted`` lines) as ``summary`` notes,
+and the project (``project:<name>``, from ``session_meta``'s repository URL or ``cwd``) as a tag.
+
 The older format (first line a bare ``{id, timestamp, instructions}``, then bare response
 items with no timestamps) is read too; its events inherit the session's timestamp.
 
-Tool calls get ``<call_id>`` as id and their outputs ``<call_id>.out``; other events get none
-and the pipeline derives one.
+Tool calls get ``<call_id>`` as id, their outputs ``<call_id>.out`` and their plans
+``<call_id>:plan``; other events get none and the pipeline derives one.
 """
 
 from __future__ import annotations
@@ -27,16 +33,23 @@ from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Clock,
     Event,
+    add_tags,
     checked,
     compact,
+    goal_before,
     head_lines,
     load_object,
     mapping,
     numbered,
     parse_arguments,
+    plan_after,
+    project_tag,
     string,
     text_of,
+    todo_items,
 )
+from memdream.ingest.project import project_name
+from memdream.toolcalls import command_line
 
 NAME = "codex"
 
@@ -49,8 +62,23 @@ _CONTEXT_BLOBS = (
     "<turn_aborted>",
     "# AGENTS.md instructions for",
 )
+# The first line of the summary Codex writes when it compacts the conversation.
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+# User-role text that is not a request of the user's either: what Codex says on their behalf.
+_NOT_REQUESTS = tuple(
+    blob.lower()
+    for blob in (
+        *_CONTEXT_BLOBS,
+        "<user_shell_command>",
+        "<subagent_notification>",
+        "<context_update>",
+        SUMMARY_PREFIX,
+    )
+)
 # The outputs Codex substitutes when the user declines an approval prompt.
 _DECLINED = ("exec command rejected by user", "patch rejected by user")
+PLAN_TOOL = "update_plan"
+_CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
 # Only unmistakable failure openings: a tool that merely prints the word "error" did not fail.
 _FAILURE = re.compile(r"^(?:error:|failed to |execution error|command failed)", re.IGNORECASE)
@@ -60,14 +88,22 @@ _CUT_FIRST_LINE = re.compile(
 )
 
 
+_Record = tuple[int, str, dict[str, Any], Any]  # line number, envelope type, payload, timestamp
+
+
 @dataclass
 class _State:
     clock: Clock = field(default_factory=Clock)
     session: str | None = None
     context: dict[str, str] | None = None  # the session's cwd etc., for the first event's meta
     tools: dict[str, str] = field(default_factory=dict)  # call_id -> tool name
+    commands: dict[str, str] = field(default_factory=dict)  # call_id -> what the call did, in one line
     said: set[tuple[str, str]] = field(default_factory=set)  # (role, text) of response_item messages
     emitted: set[str] = field(default_factory=set)
+    project: str | None = None
+    goals: set[str] = field(default_factory=set)  # sessions whose goal is out already
+    records: list[_Record] = field(default_factory=list)
+    position: int = 0  # the index in ``records`` of the record being read
 
 
 def sniff(head: str) -> bool:
@@ -96,16 +132,17 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
     # Read the whole rollout first: whether an event_msg message is a duplicate depends on
     # response items that can come after it.
     records = list(_records(lines, ctx))
-    state = _State(said=_response_messages(records))
-    for lineno, kind, payload, ts in records:
+    state = _State(said=_response_messages(records), records=records)
+    for position, (lineno, kind, payload, ts) in enumerate(records):
         state.clock.see(ts)
+        state.position = position
         for event in _events(kind, payload, state):
             finished = _finish(event, lineno, ctx, state)
             if finished is not None:
-                yield finished
+                yield from _with_goal_and_plan(finished, lineno, ctx, state)
 
 
-def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[tuple[int, str, dict[str, Any], Any]]:
+def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[_Record]:
     """Each line as (line number, envelope type, payload, timestamp), in both rollout formats."""
     first = True
     for lineno, text in numbered(lines):
@@ -124,7 +161,7 @@ def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[tuple[int, str
         first = False
 
 
-def _response_messages(records: list[tuple[int, str, dict[str, Any], Any]]) -> set[tuple[str, str]]:
+def _response_messages(records: list[_Record]) -> set[tuple[str, str]]:
     return {
         (string(payload.get("role")) or "", _message_text(payload).strip())
         for _, kind, payload, _ in records
@@ -142,10 +179,35 @@ def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Even
             return None
         state.emitted.add(event["id"])
     finished: Event = {"session": ctx.session_for(state.session), "ts": ts, **event}
+    add_tags(finished, *project_tag(state.project))
     if state.context:
         finished["meta"] = state.context
         state.context = {}
     return finished if checked(finished, lineno, ctx) else None
+
+
+def _with_goal_and_plan(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
+    """``event``, after the session's goal when it is the first request, before its plan when it writes one."""
+    if _is_request(event) and event["session"] not in state.goals:
+        goal = goal_before(event)
+        if goal is not None and checked(goal, lineno, ctx):
+            state.goals.add(goal["session"])
+            yield goal
+    yield event
+    if event["kind"] == "tool_call" and event.get("tool") == PLAN_TOOL:
+        plan = plan_after(event, todo_items(event.get("args", {}).get("plan"), "step"))
+        if plan is not None and checked(plan, lineno, ctx):
+            yield plan
+
+
+def _is_request(event: Event) -> bool:
+    return event["kind"] == "message" and event.get("actor") == "user" and _is_request_text(event.get("text"))
+
+
+def _is_request_text(text: Any) -> bool:
+    """Whether a user-role text is something the user typed (not a blob Codex wrote for them)."""
+    # The opening is enough to know a blob; a pasted log can be megabytes.
+    return isinstance(text, str) and bool(text.strip()) and not text.lstrip()[:64].lower().startswith(_NOT_REQUESTS)
 
 
 def _events(kind: str, payload: dict[str, Any], state: _State) -> list[Event]:
@@ -157,8 +219,10 @@ def _events(kind: str, payload: dict[str, Any], state: _State) -> list[Event]:
         handler = _RESPONSE_ITEMS.get(item)
     elif kind == "event_msg":
         handler = _EVENT_MSGS.get(item)
+    elif kind == "compacted":
+        handler = _compacted
     else:
-        handler = None  # turn_context, compacted: model settings and summaries, not events
+        handler = None  # turn_context: model settings, not events
     return handler(payload, state) if handler is not None else []
 
 
@@ -169,6 +233,7 @@ def _session_meta(payload: dict[str, Any], state: _State) -> None:
         state.clock.see(payload.get("timestamp"))  # legacy rollouts: the only time in the file
     if state.context is None:
         git = mapping(payload.get("git"))
+        state.project = project_name(string(payload.get("cwd")), string(git.get("repository_url")))
         found = {
             "cwd": payload.get("cwd"),
             "git_branch": git.get("branch"),
@@ -202,6 +267,9 @@ def _call(call_id: Any, tool: Any, args: dict[str, Any], state: _State) -> list[
     call_id, tool = string(call_id), string(tool)
     if call_id and tool:
         state.tools[call_id] = tool
+    command = command_line(tool, args)
+    if call_id and command:
+        state.commands[call_id] = command
     return [
         compact(
             {
@@ -247,16 +315,16 @@ def _call_output(payload: dict[str, Any], state: _State) -> list[Event]:
     out_id = f"{call_id}.out" if call_id else None
     if text.strip().startswith(_DECLINED):
         # The user declined the approval prompt: their verdict on the call, not a tool failure.
-        return [
-            compact(
-                {"kind": "feedback", "id": out_id, "actor": "user", "verdict": "reject", "target": call_id}
-            )
-        ]
+        feedback = {"kind": "feedback", "id": out_id, "actor": "user", "verdict": "reject", "target": call_id,
+                    "text": _words_after(state)}
+        return [compact(feedback)]
+    command = state.commands.get(call_id or "")
     result: Event = {
         "kind": "tool_result",
         "id": out_id,
         "actor": "tool",
         "tool": state.tools.get(call_id or ""),
+        "args": {"command": command} if command else None,
         "call_id": call_id,
         "ok": ok,
         "text": text,
@@ -319,8 +387,61 @@ def _turn_aborted(payload: dict[str, Any], state: _State) -> list[Event]:
     reason = string(payload.get("reason")) or "unknown"
     text = f"turn aborted: {reason}"
     if reason == "interrupted":
-        return [{"kind": "feedback", "actor": "user", "verdict": "reject", "text": text}]
+        said = _words_after(state) or text
+        return [{"kind": "feedback", "actor": "user", "verdict": "reject", "text": said}]
     return [{"kind": "outcome", "actor": "system", "ok": False, "text": text}]
+
+
+def _words_after(state: _State) -> str | None:
+    """What the user typed next, before the agent acted again: why they said no. An agent that only
+    asks how to go on ("how should I push it?") has not acted: the user's reply is still about the
+    command it declined."""
+    records = state.records
+    for position in range(state.position + 1, len(records)):
+        _, kind, payload, _ = records[position]
+        item = string(payload.get("type")) or ""
+        said = _user_words(kind, item, payload)
+        if said is not None:
+            return said
+        if _agent_acts(kind, item, payload):
+            return None
+    return None
+
+
+def _user_words(kind: str, item: str, payload: dict[str, Any]) -> str | None:
+    if kind == "response_item" and item == "message" and payload.get("role") == "user":
+        text: Any = _message_text(payload)
+    elif kind == "event_msg" and item == "user_message":
+        text = payload.get("message")
+    else:
+        return None
+    return text.strip() if _is_request_text(text) else None
+
+
+def _agent_acts(kind: str, item: str, payload: dict[str, Any]) -> bool:
+    if kind == "response_item" and item in _CALL_ITEMS:
+        return True
+    if kind == "response_item" and item == "message" and payload.get("role") == "assistant":
+        return not _message_text(payload).rstrip().endswith("?")
+    if kind == "event_msg" and item == "agent_message":
+        return not str(payload.get("message") or "").rstrip().endswith("?")
+    return False
+
+
+# --- compaction -------------------------------------------------------------------------------
+
+
+def _compacted(payload: dict[str, Any], state: _State) -> list[Event]:
+    """The summary Codex wrote when it compacted the conversation (remote compactions leave it
+    empty; their ``compaction`` response items are encrypted and say nothing readable)."""
+    text = payload.get("message")
+    if not isinstance(text, str):
+        return []
+    if text.startswith(SUMMARY_PREFIX):  # the instruction to the next model, not the summary
+        text = text.partition("\n")[2]
+    if not text.strip():
+        return []
+    return [{"kind": "note", "actor": "system", "text": text.strip(), "tags": ["summary"]}]
 
 
 _Handler = Callable[[dict[str, Any], _State], list[Event]]

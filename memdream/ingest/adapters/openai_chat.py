@@ -8,6 +8,10 @@ last one seen, else ``1970-01-01T00:00:00Z`` plus one second per message index, 
 Ids are ``m<index>`` by position in the message list, ``m<index>.<n>`` when one message yields
 several events (its text, then each tool call), so re-ingesting the same file gives the same ids.
 System and developer messages are instructions, not conversation, and are skipped.
+
+The first user message also sets the session's ``goal`` (id ``m<index>:goal``, just before the
+message), and each tool result carries the command line of the call it answers (``args.command``).
+The format says nothing about a project: its events carry no ``project:`` tag.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from memdream.ingest.adapters._common import (
     Event,
     checked,
     compact,
+    goal_before,
     head_lines,
     json_error,
     load_object,
@@ -34,6 +39,7 @@ from memdream.ingest.adapters._common import (
     string,
     text_of,
 )
+from memdream.toolcalls import command_line
 
 NAME = "openai-chat"
 
@@ -48,6 +54,8 @@ _MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
 class _State:
     last_ts: str | None = None
     tools: dict[str, str] = field(default_factory=dict)  # tool call id -> function name
+    commands: dict[str, str] = field(default_factory=dict)  # tool call id -> what the call did, in one line
+    goal_set: bool = False  # the first user message sets the goal, once
 
 
 def sniff(head: str) -> bool:
@@ -165,7 +173,20 @@ def _message_events(
         if synthetic:
             event["meta"] = {"ts_synthetic": True}
         if checked(event, lineno, ctx):
-            yield event
+            yield from _with_goal(event, lineno, ctx, state)
+
+
+def _with_goal(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
+    """``event``, after the goal it sets when it is the conversation's first user message."""
+    if not state.goal_set and event["kind"] == "message" and event.get("actor") == "user":
+        goal = goal_before(event)
+        if goal is not None:
+            if "meta" in event:
+                goal["meta"] = dict(event["meta"])
+            if checked(goal, lineno, ctx):
+                state.goal_set = True
+                yield goal
+    yield event
 
 
 def _time(index: int, message: dict[str, Any], state: _State) -> tuple[str, bool]:
@@ -220,6 +241,9 @@ def _tool_call(call: dict[str, Any], state: _State) -> Event:
     if call_id and name:
         state.tools[call_id] = name
     arguments = parse_arguments(function.get("arguments"))
+    command = command_line(name, arguments)
+    if call_id and command:
+        state.commands[call_id] = command
     return compact(
         {"kind": "tool_call", "actor": "agent", "tool": name, "args": arguments, "call_id": call_id}
     )
@@ -227,12 +251,14 @@ def _tool_call(call: dict[str, Any], state: _State) -> Event:
 
 def _tool_result(message: dict[str, Any], state: _State) -> Event:
     call_id, name = string(message.get("tool_call_id")), string(message.get("name"))
+    command = state.commands.get(call_id or "")
     # Chat transcripts do not say whether a tool succeeded: ok is left out rather than guessed.
     return compact(
         {
             "kind": "tool_result",
             "actor": "tool",
             "tool": state.tools.get(call_id or "") or name,
+            "args": {"command": command} if command else None,
             "call_id": call_id,
             "text": text_of(message.get("content"), _TEXT_PARTS),
         }
