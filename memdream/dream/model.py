@@ -171,6 +171,7 @@ class DreamContext:
     recent_ops: list[dict[str, Any]] = field(default_factory=list)  # earlier runs' audit lines, for INDEX.md
     ops: list[Operation] = field(default_factory=list)
     index_text: str = ""
+    memo: dict[str, Any] = field(default_factory=dict)  # views of the run's cards that stages derive once
     skipped_episodes: int = 0
     # One line each about what went wrong but did not stop the run (an extractor that failed).
     warnings: list[str] = field(default_factory=list)

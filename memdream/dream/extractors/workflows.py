@@ -108,15 +108,26 @@ def decode(value: str) -> list[tuple[str, str]]:
     return [(name, shown) for name, shown in pairs]
 
 
+def _strategy_steps(ctx: DreamContext) -> dict[str, list[tuple[str, set[str]]]]:
+    """Per project, each active strategy's workflow kind and step heads (once per run, not per session)."""
+    cached = ctx.memo.get(NAME)
+    if cached is None:
+        cached = {}
+        for card in ctx.active_cards():
+            if card.type == "strategy" and card.attribute and card.attribute.startswith("workflow:"):
+                heads = {head(step) for step in (card.value or "").split(" → ")}
+                cached.setdefault(card.subject, []).append((card.attribute.removeprefix("workflow:").strip(), heads))
+        ctx.memo[NAME] = cached
+    found: dict[str, list[tuple[str, set[str]]]] = cached
+    return found
+
+
 def _strategies_using(ctx: DreamContext | None, scope: str, failed: list[tuple[str, str]]) -> list[str]:
     """The workflow kinds of this project's active strategies that have one of these steps."""
     if ctx is None:
         return []
     heads = {name for name, _ in failed}
-    return sorted(card.attribute.removeprefix("workflow:").strip() for card in ctx.active_cards()
-                  if card.type == "strategy" and card.subject == scope and card.attribute
-                  and card.attribute.startswith("workflow:")
-                  and heads & {head(step) for step in (card.value or "").split(" → ")})
+    return sorted(kind for kind, steps in _strategy_steps(ctx).get(scope, []) if heads & steps)
 
 
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
