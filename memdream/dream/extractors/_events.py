@@ -14,6 +14,7 @@ from memdream.toolcalls import command_line, is_shell
 PROJECT_TAG = "project:"
 SUMMARY_TAG = "summary"
 GLOBAL_SCOPE = "global"
+PROJECT_LOOKAHEAD = 16
 # Sentences end at . ! ? followed by space (not after "e.g." and the like), or at a line break.
 _SENTENCE = re.compile(r"(?<![.\s][a-z]\.[a-z]\.)(?<!\betc\.)(?<=[.!?])\s+(?=\S)|\n+")
 
@@ -26,8 +27,9 @@ def project_of(event: dict[str, Any]) -> str | None:
 
 
 def session_project(events: list[dict[str, Any]]) -> str | None:
-    """The project a session ran in: the first event that names one."""
-    return next((found for found in map(project_of, events) if found), None)
+    """The project a session ran in: adapters tag every event of a transcript, so the first few
+    events name it or none does (a log in memdream's own format may carry no project)."""
+    return next((found for found in map(project_of, events[:PROJECT_LOOKAHEAD]) if found), None)
 
 
 def scope_tags(scope: str | None) -> tuple[str, ...]:

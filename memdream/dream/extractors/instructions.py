@@ -74,9 +74,17 @@ def _words(text: str) -> str:
     return " ".join(word for word in words if word)[:80].strip()
 
 
+# Every instruction or preference has one of these words (a cheap test before the expressions).
+_CUE_WORDS = ("always", "never", "don", "do not", "stop", "avoid", "make sure", "remember", "be sure", "from now on",
+              "going forward", "future", "use", "prefer", "rather", "want you", "must", "should")
+
+
 def classify(sentence: str) -> str | None:
     """``instruction``, ``preference`` or None for a sentence the user wrote."""
-    if len(sentence) < 10 or len(sentence) > 300 or _QUESTION.search(sentence):
+    if len(sentence) < 10 or len(sentence) > 300:
+        return None
+    lowered = sentence.lower()
+    if not any(word in lowered for word in _CUE_WORDS) or _QUESTION.search(sentence):
         return None
     if _PREFERENCE.match(sentence):
         return "preference"

@@ -121,8 +121,17 @@ def _subject_ok(subject: str) -> bool:
     return 0 < len(words) <= 5 and words[0] not in _PRONOUNS and words[-1] not in _PRONOUNS
 
 
+# Every shape has one of these words; most sentences have none, and a substring test is far cheaper
+# than the shapes' regular expressions.
+_SHAPE_WORDS = (" is ", " are ", " port ", "moved", "migrated", "switched", "renamed", "called", " lives ", " sits ",
+                " runs ")
+
+
 def parse(sentence: str, by_user: bool) -> Statement | None:
     """The fact a sentence states, or None when it states none (or only hedges, asks or denies)."""
+    lowered = f" {sentence.lower()} "
+    if not any(word in lowered for word in _SHAPE_WORDS):
+        return None
     text = _LEAD.sub("", sentence.strip())
     if len(text) > 200 or _QUESTION.search(text) or _NEGATED.search(text) or _UNSURE.search(text):
         return None
