@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ingest_bench.py
 	$(BIN)/python bench/enqueue_bench.py
 	$(BIN)/python bench/dream_bench.py
+	$(BIN)/python bench/transcript_bench.py --sessions 240
 	$(BIN)/python bench/recall_bench.py
 	$(BIN)/python bench/locomo.py
 

@@ -155,8 +155,8 @@ def _new_card(ctx: DreamContext, key: FactKey, induced: Induced) -> Card:
     return card
 
 
-def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piece]) -> None:
-    existing = [card for card in ctx.cards_by_key().get(key, []) if card.type == "strategy"]
+def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piece], cards: list[Card]) -> None:
+    existing = [card for card in cards if card.type == "strategy"]
     current = existing[0] if existing else None
     refs = [piece.ref for piece in induced.supporters[-5:]]
     if current is not None and same_value(current.value or "", induced.value, 100):
@@ -185,9 +185,9 @@ def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piec
                              refs, current.confidence, card.confidence, cards=[current.id]))
 
 
-def _demote_failing(ctx: DreamContext, key: FactKey, history: list[Piece]) -> None:
+def _demote_failing(ctx: DreamContext, history: list[Piece], cards: list[Card]) -> None:
     """A strategy whose steps now fail, with nothing recurring to replace it yet, is flagged."""
-    for card in ctx.cards_by_key().get(key, []):
+    for card in cards:
         if card.type != "strategy" or card.status != "verified":
             continue
         failing = _failing(history, {head(step) for step in (card.value or "").split(" → ")})
@@ -202,12 +202,15 @@ def _demote_failing(ctx: DreamContext, key: FactKey, history: list[Piece]) -> No
 def run(ctx: DreamContext) -> None:
     min_sessions = int(ctx.settings.get("dream.learn.strategy_min_sessions"))
     window = int(ctx.settings.get("dream.learn.strategy_window"))
-    for key in workflow_keys(ctx):
+    keys = workflow_keys(ctx)
+    by_key = ctx.cards_by_key() if keys else {}  # once: each key's cards are its own to change
+    for key in keys:
         history = _history(ctx, key)
         induced = induce(history, min_sessions, window)
+        cards = by_key.get(key, [])
         if induced is None or not induced.supporters:
-            _demote_failing(ctx, key, history)
-            if not ctx.cards_by_key().get(key):
+            _demote_failing(ctx, history, cards)
+            if not cards:
                 ctx.not_admitted["no recurring workflow"] = ctx.not_admitted.get("no recurring workflow", 0) + 1
             continue
-        _apply(ctx, key, induced, history)
+        _apply(ctx, key, induced, history, cards)
