@@ -67,7 +67,7 @@ else
   echo "(no lesson or strategy yet: dream has not learned one from these logs)"
 fi
 
-step "memdream recall \"how do I run the tests in billing-api\" --budget 1500 (what an agent would get)"
+step "memdream recall \"how do I run the tests in billing-api\" --scope billing-api --budget 1500 (what an agent would get)"
 "$MEMDREAM" recall "how do I run the tests in billing-api" --scope billing-api --budget 1500 --memory "$DEMO"
 
 step "lint as a CI gate: a card with confidence 1.7"
