@@ -6,6 +6,8 @@ nothing else in the package decides exit codes.
 
 from __future__ import annotations
 
+import errno
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -41,7 +43,48 @@ class GitError(MemdreamError):
     """A git operation failed, or the working tree is not in the state the command needs."""
 
 
+class InterruptedDream(MemdreamError):
+    """A killed dream left its journal: tracked files may be half-written until the next dream."""
+
+
+class ReadOnlyMemory(MemdreamError):
+    """A writer cannot write the memory (read-only file system or no permission)."""
+
+
+class DiskFull(MemdreamError):
+    """The disk (or the user's quota) is full."""
+
+
 class Busy(MemdreamError):
     """Another memdream process holds the memory's lock."""
 
     exit_code = EXIT_BUSY
+
+
+_NO_PERMISSION = {errno.EACCES, errno.EPERM}
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def from_os_error(error: OSError, memory_write: bool = False) -> MemdreamError | None:
+    """The one-line error for an OSError the user can act on (disk full, read-only), else None.
+
+    ``memory_write``: the failed call was writing the memory itself (its lock), so a permission
+    error means the memory is read-only for this user (rather than, say, an unreadable input).
+    """
+    where = f" {error.filename}" if error.filename else ""
+    if error.errno in _FULL:
+        return DiskFull(f"no space left on device while writing{where}")
+    if error.errno == errno.EROFS:
+        return ReadOnlyMemory(f"the memory is read-only: cannot write{where} (read-only file system)")
+    if error.errno in _NO_PERMISSION and memory_write:
+        return ReadOnlyMemory(f"the memory is read-only for this user: cannot write{where}")
+    if error.errno in _NO_PERMISSION:
+        return MemdreamError(f"permission denied{where and ':' + where}")
+    return None
+
+
+def known_error(error: BaseException) -> MemdreamError | None:
+    """``error`` as a one-line memdream error: itself, a mapped OSError, or None for a bug."""
+    if isinstance(error, MemdreamError):
+        return error
+    return from_os_error(error) if isinstance(error, OSError) else None

@@ -57,19 +57,19 @@ class ArgumentParser(argparse.ArgumentParser):
 def guarded(command: Callable[[], None]) -> int:
     """Run ``command`` as the typer CLI runs commands: memdream's errors and bugs become one line
     on stderr and an exit code (a traceback with MEMDREAM_DEBUG=1)."""
-    from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, MemdreamError
+    from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, known_error
 
     try:
         command()
-    except MemdreamError as error:
-        if debug():
-            raise
-        fail(str(error), error.exit_code)
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
-    except Exception as error:  # a bug: still one line, the traceback on request
+    except Exception as error:  # memdream's errors, disk full, read-only: one line; a bug: one line too
         if debug():
             raise
-        fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)", EXIT_FINDINGS)
+        known = known_error(error)
+        if known is None:
+            fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
+                 EXIT_FINDINGS)
+        fail(str(known), known.exit_code)
     sys.stdout.flush()
     return 0

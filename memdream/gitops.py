@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from memdream.errors import GitError
+from memdream.errors import Busy, DiskFull, GitError, MemdreamError, ReadOnlyMemory
+from memdream.memory.lock import holds_writer_lock, lock_wait_seconds
+from memdream.memory.paths import STATE_DIR
 
 FALLBACK_NAME = "memdream"
 FALLBACK_EMAIL = "memdream@localhost"
+INDEX_LOCK_WAIT = 10.0  # seconds to wait for a git process's index.lock (MEMDREAM_LOCK_WAIT overrides)
+# An index.lock at least this old, in a memory's own repository while this process holds memdream's
+# writer lock, was left by a killed git (a commit takes milliseconds): it is removed.
+STALE_INDEX_LOCK = 5.0
 
 
 def _run(root: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
@@ -34,8 +42,17 @@ def _run(root: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
         raise GitError(f"git {args[0]} failed: {error.strerror or error}") from None
     if done.returncode != 0:
         detail = " ".join((done.stderr or done.stdout or f"exit status {done.returncode}").split())
-        raise GitError(f"git {args[0]} failed: {detail}")
+        raise _git_failure(root, args[0], detail)
     return done.stdout.removesuffix("\n")
+
+
+def _git_failure(root: Path, command: str, detail: str) -> MemdreamError:
+    """A failed git command as one line; a full disk or a read-only memory said as such."""
+    if "No space left on device" in detail or "Disk quota exceeded" in detail:
+        return DiskFull(f"no space left on device while writing {root} (git {command}: {detail})")
+    if "Read-only file system" in detail or ("Permission denied" in detail and "Unable to create" in detail):
+        return ReadOnlyMemory(f"the memory is read-only: git {command} cannot write in {root} ({detail})")
+    return GitError(f"git {command} failed: {detail}")
 
 
 def is_repo(root: Path) -> bool:
@@ -96,6 +113,7 @@ def commit(
     force: bool = False,
 ) -> str:
     """Stage ``paths`` (honouring .gitignore unless ``force``) and commit; returns the new commit's sha."""
+    settle_index_lock(root)
     _run(root, "add", "--all", *(["--force"] if force else []), "--", *paths)
     args = ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", format_message(subject, body, trailers)]
     if allow_empty:
@@ -128,12 +146,55 @@ def restore_paths(root: Path, paths: Sequence[str]) -> None:
     """Put ``paths`` back as HEAD has them and delete untracked files under them (crash recovery)."""
     existing = [path for path in paths if (root / path).exists() or _tracked(root, path)]
     if existing:
+        settle_index_lock(root)
         _run(root, "checkout", "HEAD", "--", *existing)
         _run(root, "clean", "-fdq", "--", *existing)
 
 
 def _tracked(root: Path, path: str) -> bool:
     return bool(_run(root, "ls-files", "--", path).strip())
+
+
+def settle_index_lock(root: Path) -> None:
+    """Make sure git can take its index lock before memdream writes the index.
+
+    A kill -9 during ``git add`` / ``git commit`` leaves ``.git/index.lock`` and every later git
+    write fails. In a memory's own repository (``<root>/.git`` is its git folder) while this process
+    holds memdream's writer lock, no other memdream writer runs, so a lock that has not gone away
+    after :data:`STALE_INDEX_LOCK` seconds is removed (with a warning on stderr). In a repository
+    the memory only lives inside (a project's), the lock may be the user's or their editor's: it is
+    waited for and never removed.
+    """
+    own = root / ".git"
+    if own.is_dir():
+        lock, removable = own / "index.lock", holds_writer_lock(root / STATE_DIR)
+    else:
+        git_dir = query(str(root), "rev-parse", "--absolute-git-dir")
+        if git_dir is None:
+            return
+        lock, removable = Path(git_dir) / "index.lock", False
+    wait = lock_wait_seconds(INDEX_LOCK_WAIT)
+    deadline = time.monotonic() + (max(wait, STALE_INDEX_LOCK + 1.0) if removable else wait)
+    while True:
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if removable and age >= STALE_INDEX_LOCK:
+            _remove_stale(lock, age)
+            return
+        if time.monotonic() >= deadline:
+            raise Busy(f"git is busy: {lock} exists; remove {lock} if no git process is running")
+        time.sleep(0.1)
+
+
+def _remove_stale(lock: Path, age: float) -> None:
+    try:
+        lock.unlink()
+    except FileNotFoundError:
+        return
+    sys.stderr.write(f"memdream: warning: removed a stale {lock} ({age:.0f} s old, left by a killed git)\n")
+    sys.stderr.flush()
 
 
 QUERY_TIMEOUT = 2.0  # seconds: a hung network filesystem must not stall an ingest

@@ -178,12 +178,17 @@ class _Scanner:
         by_scan: dict[bytes, list[_Anchor]] = {}
         for anchor in anchors:
             by_scan.setdefault(anchor.needle[anchor.skip:], []).append(anchor)
-        scans = sorted(by_scan)
         # At one offset the alternation reports a single branch: if one scan string were a
-        # prefix of another, the shorter needle could hide behind the longer one.
-        for shorter, longer in zip(scans, scans[1:]):
-            if longer.startswith(shorter):
-                raise ValueError(f"anchor scan strings must be prefix-free: {shorter!r}, {longer!r}")
+        # prefix of another, the shorter needle could hide behind the longer one. So a scan
+        # string that starts with a shorter one is not searched: its anchors are checked
+        # wherever the shorter one occurs (at the same offset, so their skips still hold).
+        scans: list[bytes] = []
+        for scan in sorted(by_scan):
+            shorter = next((kept for kept in scans if scan.startswith(kept)), None)
+            if shorter is None:
+                scans.append(scan)
+            else:
+                by_scan[shorter].extend(by_scan.pop(scan))
         self._by_scan = {scan: tuple(group) for scan, group in by_scan.items()}
         # Plain literals, no capturing groups: groups would disable the first-byte filter.
         # The matched bytes tell which scan string (hence which anchors) occurred.
@@ -225,6 +230,25 @@ def _next_offset(shape: bytes, hit: int, scan: bytes) -> int:
     return max(hit + 1, run_end - len(scan) + 1)
 
 
+class _WordScanner:
+    """Finds anchors that are whole words (they start with a space: " st ") with an Aho-Corasick
+    automaton. Cut at their rarest byte they would be scan strings such as "t " that end half
+    the words of a text; whole, they would put a space among the alternation's first bytes."""
+
+    def __init__(self, anchors: Sequence[_Anchor]) -> None:
+        self._anchors = tuple(anchors)
+        self._automaton = BytesAhoCorasick([anchor.needle for anchor in anchors]) if anchors else None
+
+    def offsets(self, text: str, shape: bytes, tries: dict[int, set[int]]) -> None:
+        if self._automaton is None:
+            return
+        for index, start, _ in self._automaton.find_matches_as_indexes(shape, overlapping=True):
+            anchor = self._anchors[index]
+            at = anchor.back(text, start)
+            for rule in anchor.rules:
+                tries.setdefault(rule, set()).add(at)
+
+
 class _AnchorTables:
     """The scanners: one always, one for digit anchors only when a text has enough digits."""
 
@@ -242,8 +266,11 @@ class _AnchorTables:
         # a few ns a byte, where the regex alternation below costs ~20 ns a byte; the scanners
         # then only run on texts that hold some anchor.
         self._automaton = BytesAhoCorasick(list(self.needles)) if self.needles else None
-        self._words = _Scanner([anchor for anchor in anchors if b"9" not in anchor.needle])
-        self._digits = _Scanner([anchor for anchor in anchors if b"9" in anchor.needle])
+        spaced = [anchor for anchor in anchors if anchor.needle.startswith(b" ")]
+        rest = [anchor for anchor in anchors if not anchor.needle.startswith(b" ")]
+        self._spaced = _WordScanner(spaced)
+        self._words = _Scanner([anchor for anchor in rest if b"9" not in anchor.needle])
+        self._digits = _Scanner([anchor for anchor in rest if b"9" in anchor.needle])
 
     def any(self, shape: bytes) -> bool:
         """Whether any anchor occurs in ``shape`` (else no rule can match)."""
@@ -253,6 +280,7 @@ class _AnchorTables:
         """Rule index -> offsets at which to try that rule's regex."""
         tries: dict[int, set[int]] = {}
         self._words.offsets(text, shape, tries)
+        self._spaced.offsets(text, shape, tries)
         # Digits are frequent in logs (timestamps, ids): phone and card anchors are only worth
         # scanning for when the text holds enough digits to contain a phone number at all.
         if shape.count(b"9") >= _MIN_PHONE_DIGITS:
@@ -334,11 +362,13 @@ _QUOTED_VALUE = (
 _BARE_VALUE = r"(?P<v4>[^\s\"'`,;&<>(){}\[\]=][^\s\"'`,;&<>(){}\[\]]*)"
 # `secret` may be followed by `_key` / `_access_key` (AWS_SECRET_ACCESS_KEY); `key` alone is a
 # secret only as `api_key` or `private_key`.
-_SECRET_KEY = r"(?:passw(?:or)?d|pwd|api[_-]?key|private[_-]?key|secret(?:[_-](?:access[_-])?key)?|token)"
+_SECRET_KEY = (
+    r"(?:passw(?:or)?d|pwd|api[_-]?key|private[_-]?key|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token)"
+)
 # The same keys, written to start at their anchor ("key" of "api_key" is the anchor).
 _ANCHORED_SECRET_KEY = (
     r"(?:passw(?:or)?d|pwd|(?:(?<=api)|(?<=api[_-])|(?<=private)|(?<=private[_-]))key"
-    r"|secret(?:[_-](?:access[_-])?key)?|token)"
+    r"|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token)"
 )
 
 _PRIVATE_KEY = _Rule(
@@ -422,6 +452,127 @@ _URL_CREDENTIALS = _Rule(
     _anchors(b"://"),
     ("v",),
 )
+_GOOGLE_API_KEY = _Rule(
+    "google-api-key",
+    re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", _A),
+    _anchors(b"aiza"),
+)
+_STRIPE_KEY = _Rule(
+    "stripe-key",
+    # Secret and restricted keys, live and test; publishable `pk_` keys are public.
+    re.compile(r"(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[0-9A-Za-z]{10,}", _A),
+    _anchors(b"sk_live_", b"rk_live_", b"sk_test_", b"rk_test_"),
+)
+_HUGGINGFACE_TOKEN = _Rule(
+    "huggingface-token",
+    re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _A),
+    _anchors(b"hf_"),
+)
+_GITLAB_TOKEN = _Rule(
+    "gitlab-token",
+    re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}", _A),
+    _anchors(b"glpat-"),
+)
+_NPM_TOKEN = _Rule(
+    "npm-token",
+    re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", _A),
+    _anchors(b"npm_"),
+)
+_AZURE_KEY = _Rule(
+    "azure-key",
+    # Storage connection strings: `...;AccountName=x;AccountKey=<base64>;...`.
+    re.compile(r"AccountKey[ \t]*=[ \t]*(?P<v>[A-Za-z0-9+/]{16,}={0,2})", _I),
+    _anchors(b"accountkey"),
+    ("v",),
+)
+_PASSWORD_OPTION = _Rule(
+    "secret",
+    # `--password X` on a command line (`--password=X` is an assignment). A value that starts
+    # with `-` is the next option, not a password.
+    re.compile(
+        r"(?<![A-Za-z0-9_-])--passw(?:or)?d[ \t]+(?!-)(?:" + _QUOTED_VALUE + "|" + _BARE_VALUE + ")",
+        _I,
+    ),
+    # Anchored on "passw" (which the assignment rule scans for already), two characters back:
+    # a scan string that starts with "-" would stop the scanner at every option of a command line.
+    _anchors(b"passw", back=lambda text, offset: max(0, offset - 2)),
+    ("v1", "v2", "v3", "v4"),
+    _secret_value_ok,
+)
+_MYSQL_PASSWORD = _Rule(
+    "secret",
+    # `mysql -u root -phunter2 db`: the password glued to `-p`. A bare `-p` prompts, `-P 3306` is
+    # a port: neither is a secret. Only on a mysql command line, not after a pipe or `;`.
+    re.compile(
+        r"(?<![A-Za-z0-9_-])(?i:mysql(?:dump|admin|import|check)?)(?![A-Za-z0-9_-])"
+        r"[^\n|;&]{0,512}?[ \t]-p(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'`;&|<>()]+))",
+        _A,
+    ),
+    _anchors(b"mysql"),
+    ("q1", "q2", "v"),
+)
+_PW_ASSIGNMENT = _Rule(
+    "secret",
+    re.compile(r"(?<![A-Za-z0-9_])pw[ \t]*=[ \t]*(?:" + _QUOTED_VALUE + "|" + _BARE_VALUE + ")", _I),
+    _anchors(b"pw="),
+    ("v1", "v2", "v3", "v4"),
+    _secret_value_ok,
+)
+_URL_QUERY_KEY = _Rule(
+    "secret",
+    # `?key=...` / `&key=...` in a URL (`token=` is an assignment already).
+    re.compile(r"[?&;]key=(?P<v>[^\s&#\"'<>;]+)", _I),
+    _anchors(b"key=", back=lambda text, offset: max(0, offset - 1)),
+    ("v",),
+)
+
+
+def _ssn_ok(match: re.Match[str]) -> bool:
+    area, group, serial = match.group().split("-")
+    # Never issued: area 000, 666, 900-999; group 00; serial 0000.
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+_ID_NUMBER = _Rule(
+    "id-number",
+    # US social security numbers, written 123-45-6789 only (a bare 9-digit run is too often
+    # something else).
+    re.compile(r"(?<![A-Za-z0-9_./#:+-])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![A-Za-z0-9_]|[.:/-][A-Za-z0-9])", _A),
+    _anchors(b"999-99-9999", back=_digit_run_start),
+    (),
+    _ssn_ok,
+)
+
+_STREET_SUFFIX = r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct)"
+# The house number and the capitalized name words just before a street suffix.
+_ADDRESS_HEAD = re.compile(r"(?<![A-Za-z0-9_#.-])[0-9]{1,6}[A-Za-z]?(?:[ \t]+[A-Z][A-Za-z'-]*){1,3}[ \t]*\Z", _A)
+
+
+def _address_start(text: str, offset: int) -> int:
+    """Start of ``42 Elm`` before the street suffix whose leading space is at ``offset``."""
+    head = _ADDRESS_HEAD.search(text, max(0, offset - 80), offset)
+    return head.start() if head is not None else offset
+
+
+_POSTAL_ADDRESS = _Rule(
+    "address",
+    # Conservative: a house number, one to three capitalized words and a capitalized street
+    # suffix (`42 Elm Street`, `1600 Pennsylvania Ave`), then optionally `, City, ST 12345`.
+    re.compile(
+        r"[0-9]{1,6}[A-Za-z]?(?:[ \t]+[A-Z][A-Za-z'-]*){1,3}[ \t]+" + _STREET_SUFFIX + r"\.?(?![A-Za-z0-9_])"
+        r"(?:,[ \t]*[A-Z][A-Za-z]+(?:[ \t]+[A-Z][A-Za-z]+){0,2}(?:,?[ \t]*[A-Z]{2})?"
+        r"(?:[ \t]+[0-9]{5}(?:-[0-9]{4})?)?(?![A-Za-z0-9_]))?",
+        _A,
+    ),
+    _anchors(
+        # Prose is full of " st", " dr", " ave": an abbreviation is only an anchor with what ends it
+        # (so one at the very end of a text is not found: the rule is conservative by design).
+        *(b" " + suffix + end for suffix in (b"st", b"ave", b"rd", b"blvd", b"ln", b"dr", b"way", b"ct")
+          for end in (b" ", b".", b",", b";", b")", b"\n", b"\\", b'"')),
+        b" street", b" avenue", b" road", b" boulevard", b" lane", b" drive", b" court",
+        back=_address_start,
+    ),
+)
 _EMAIL = _Rule(
     "email",
     re.compile(
@@ -479,15 +630,27 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     _GITHUB_TOKEN,
     _SLACK_TOKEN,
     _API_KEY,
+    _GOOGLE_API_KEY,
+    _STRIPE_KEY,
+    _HUGGINGFACE_TOKEN,
+    _GITLAB_TOKEN,
+    _NPM_TOKEN,
+    _AZURE_KEY,
     _JWT,
     _AUTH_BEARER,
     _STANDALONE_BEARER,
     _AUTH_BASIC,
     _ASSIGNMENT,
+    _PASSWORD_OPTION,
+    _MYSQL_PASSWORD,
+    _PW_ASSIGNMENT,
+    _URL_QUERY_KEY,
     _URL_CREDENTIALS,
     _EMAIL,
     _CARD_NUMBER,
+    _ID_NUMBER,
     _PHONE,
+    _POSTAL_ADDRESS,
 )
 
 BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _BUILTIN_RULES))
@@ -516,6 +679,10 @@ def _compile_extra(index: int, spec: Mapping[str, str]) -> _Rule:
         regex = re.compile(pattern)
     except re.error as error:
         raise InvalidMemory(f"{where}: invalid regular expression: {error}") from None
+    from memdream.regex_safety import PROBLEM, catastrophic
+
+    if catastrophic(pattern):  # ingest runs it on every event: it must not backtrack forever
+        raise InvalidMemory(f"{where}: {PROBLEM}")
     return _Rule(name, regex)
 
 
@@ -591,18 +758,20 @@ class Redactor:
         counts: Counter[str] = Counter()
         return self._redact_into(text, counts), counts
 
-    def redact_obj(self, obj: Any) -> tuple[Any, Counter[str]]:
+    def redact_obj(self, obj: Any, *, keys: bool = False) -> tuple[Any, Counter[str]]:
         """A redacted copy of a JSON-like value (dicts, lists, strings); ``obj`` is not changed
         (and is returned as it is when nothing in it needs redacting).
 
-        Dict keys are kept. A string under a secret-looking key (``password``, ``api_key``,
-        ``db_token``...) is redacted as a whole, because the key that marks it as a secret
-        is not part of the string the text rules see.
+        Dict keys are kept, unless ``keys``: then a key is redacted like any string (two keys
+        that redact to the same text get ``-2``, ``-3``... so no value is lost). A string under
+        a secret-looking key (``password``, ``api_key``, ``db_token``...) is redacted as a whole,
+        because the key that marks it as a secret is not part of the string the text rules
+        see; so is the ``value`` of a fact whose ``attribute`` is such a name.
         """
         counts: Counter[str] = Counter()
-        if not self.enabled or self._clean(obj):
+        if not self.enabled or self._clean(obj, keys):
             return obj, counts  # the common case: nothing to redact, so nothing to copy
-        return self._redact_value(obj, counts), counts
+        return self._redact_value(obj, counts, keys), counts
 
     # -- internals -----------------------------------------------------------------------
 
@@ -643,7 +812,7 @@ class Redactor:
             return candidates
         return [c for c in candidates if not any(a_start <= c[0] and c[1] <= a_end for a_start, a_end in allowed)]
 
-    def _clean(self, obj: Any) -> bool:
+    def _clean(self, obj: Any, keys: bool = False) -> bool:
         """True when no rule can fire anywhere in ``obj``: one :meth:`find` over all its strings.
 
         The strings are joined with blank lines, which every rule treats as a boundary (no
@@ -651,34 +820,51 @@ class Redactor:
         finding here too; a secret-looking dict key sends the object down the full path.
         """
         parts: list[str] = []
-        if not self._collect(obj, parts):
+        if not self._collect(obj, parts, keys):
             return False
         return not self.find("\n\n".join(parts))
 
-    def _collect(self, value: Any, parts: list[str]) -> bool:
+    def _collect(self, value: Any, parts: list[str], keys: bool) -> bool:
         if isinstance(value, str):
             parts.append(value)
         elif isinstance(value, dict):
+            if _secret_fact_value(value) is not None:
+                return False
             for key, item in value.items():
                 if isinstance(key, str) and isinstance(item, str) and (
                         _SECRET_KEY_NAME.fullmatch(key) or _AUTH_KEY_NAME.fullmatch(key)):
                     return False
-                if not self._collect(item, parts):
+                if keys and isinstance(key, str):
+                    parts.append(key)
+                if not self._collect(item, parts, keys):
                     return False
         elif isinstance(value, (list, tuple)):
-            return all(self._collect(item, parts) for item in value)
+            return all(self._collect(item, parts, keys) for item in value)
         return True
 
-    def _redact_value(self, value: Any, counts: Counter[str]) -> Any:
+    def _redact_value(self, value: Any, counts: Counter[str], keys: bool = False) -> Any:
         if isinstance(value, str):
             return self._redact_into(value, counts)
         if isinstance(value, dict):
-            return {key: self._redact_entry(key, item, counts) for key, item in value.items()}
+            return self._redact_dict(value, counts, keys)
         if isinstance(value, list):
-            return [self._redact_value(item, counts) for item in value]
+            return [self._redact_value(item, counts, keys) for item in value]
         if isinstance(value, tuple):
-            return tuple(self._redact_value(item, counts) for item in value)
+            return tuple(self._redact_value(item, counts, keys) for item in value)
         return value
+
+    def _redact_dict(self, value: dict[Any, Any], counts: Counter[str], keys: bool) -> dict[Any, Any]:
+        redacted: dict[Any, Any] = {}
+        for key, item in value.items():
+            item = self._redact_entry(key, item, counts, keys)
+            if keys and isinstance(key, str):
+                key = _unused_key(self._redact_into(key, counts), redacted)
+            redacted[key] = item
+        fact_value = _secret_fact_value(redacted)
+        if fact_value is not None and not self._is_allowed(fact_value):
+            counts["secret"] += 1
+            redacted["value"] = placeholder("secret")
+        return redacted
 
     def _redact_into(self, text: str, counts: Counter[str]) -> str:
         """:meth:`redact` adding to ``counts``: one Counter for a whole object, not one per string."""
@@ -692,9 +878,9 @@ class Redactor:
             passes += 1
         return text
 
-    def _redact_entry(self, key: Any, value: Any, counts: Counter[str]) -> Any:
+    def _redact_entry(self, key: Any, value: Any, counts: Counter[str], keys: bool = False) -> Any:
         if not (self.enabled and isinstance(key, str) and isinstance(value, str)):
-            return self._redact_value(value, counts)
+            return self._redact_value(value, counts, keys)
         if _SECRET_KEY_NAME.fullmatch(key) and _is_secret_value(value) and not self._is_allowed(value):
             counts["secret"] += 1
             return placeholder("secret")
@@ -714,6 +900,25 @@ class Redactor:
 
     def _is_allowed(self, value: str) -> bool:
         return any(literal in value for literal in self._allow)
+
+
+def _secret_fact_value(value: dict[Any, Any]) -> str | None:
+    """The ``value`` of a fact (``{"attribute": "password", "value": ...}``) that names a secret."""
+    attribute, fact_value = value.get("attribute"), value.get("value")
+    if (isinstance(attribute, str) and isinstance(fact_value, str) and _SECRET_KEY_NAME.fullmatch(attribute.strip())
+            and _is_secret_value(fact_value)):
+        return fact_value
+    return None
+
+
+def _unused_key(key: str, taken: Mapping[Any, Any]) -> str:
+    """``key``, or ``key-2``, ``key-3``... when a key redacted to the same text is taken already."""
+    if key not in taken:
+        return key
+    number = 2
+    while f"{key}-{number}" in taken:
+        number += 1
+    return f"{key}-{number}"
 
 
 def _setting(settings: Settings, dotted: str, default: Any) -> Any:

@@ -25,7 +25,9 @@ def print_json(data: Any) -> None:
 
 def shown_path(path: Path, base: Path | None = None) -> str:
     """A path as an editor or CI annotation wants it: relative to the working directory when inside it."""
-    resolved = Path(path).resolve()
+    # The link itself, not where it points: a finding about a symbolic link must name the link.
+    given = Path(path)
+    resolved = given.parent.resolve() / given.name
     try:
         return resolved.relative_to((base or Path.cwd()).resolve()).as_posix()
     except ValueError:

@@ -300,8 +300,10 @@ def test_longest_candidate_wins_on_overlap() -> None:
 
 def test_placeholder_format() -> None:
     assert placeholder("email") == "[REDACTED:email]"
-    assert set(BUILTIN_KINDS) == {"private-key", "aws-key", "github-token", "slack-token", "api-key", "jwt",
-                                  "bearer-token", "secret", "email", "card-number", "phone"}
+    assert set(BUILTIN_KINDS) == {"private-key", "aws-key", "github-token", "slack-token", "api-key",
+                                  "google-api-key", "stripe-key", "huggingface-token", "gitlab-token", "npm-token",
+                                  "azure-key", "jwt", "bearer-token", "secret", "email", "card-number", "id-number",
+                                  "phone", "address"}
 
 
 # --- settings: extra patterns, allow-list, disabled ------------------------------------
@@ -489,6 +491,12 @@ _SECRETS = st.one_of(
     _emails,
     _phones,
     _cards,
+    st.builds(lambda s: "AIza" + s, st.text(_ALNUM + "_-", min_size=35, max_size=35)),
+    st.builds(lambda p, s: p + s, st.sampled_from(["sk_live_", "rk_live_", "sk_test_"]),
+              st.text(_ALNUM, min_size=10, max_size=40)),
+    st.builds(lambda s: "hf_" + s, st.text(_ALNUM, min_size=30, max_size=40)),
+    st.builds(lambda s: "glpat-" + s, st.text(_ALNUM + "_-", min_size=20, max_size=30)),
+    st.builds(lambda s: "npm_" + s, st.text(_ALNUM, min_size=36, max_size=36)),
 )
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,.;!?'\"()\n-", max_size=30)  # no ':' or '=': prose never forms an assignment
 
@@ -593,10 +601,101 @@ def test_secret_names_with_a_key_suffix(text: str, expected: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.recursive(st.text(max_size=40) | _SECRETS, lambda children: st.lists(children, max_size=4)
-                    | st.dictionaries(st.text(max_size=12) | st.sampled_from(["password", "Authorization", "note"]),
+                    | st.dictionaries(st.text(max_size=12) | st.sampled_from(["password", "Authorization", "note"])
+                                      | _SECRETS,
                                       children, max_size=4), max_leaves=12))
 def test_the_clean_shortcut_never_skips_a_secret(obj: object) -> None:
     """redact_obj's one-pass check over joined strings agrees with redacting field by field."""
     redactor = default_redactor()
     counts: Counter[str] = Counter()
     assert redactor.redact_obj(obj) == (redactor._redact_value(obj, counts), counts)
+    with_keys: Counter[str] = Counter()
+    assert redactor.redact_obj(obj, keys=True) == (redactor._redact_value(obj, with_keys, True), with_keys)
+
+
+# --- token formats, command lines, URL queries and personal data added for issue 10 ---------
+
+
+@pytest.mark.parametrize(("text", "expected", "counts"), [
+    pytest.param("maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q rest",
+                 "maps key [REDACTED:google-api-key] rest", {"google-api-key": 1}, id="google-api-key"),
+    pytest.param("STRIPE=sk_live_51HqLyjWDarjtT1zdp7dcXyZ and rk_live_51HqLyjWDarjtT1zdp7dc",
+                 "STRIPE=[REDACTED:stripe-key] and [REDACTED:stripe-key]", {"stripe-key": 2}, id="stripe-live"),
+    pytest.param("test with sk_test_4eC39HqLyjWDarjtT1zdp7dc", "test with [REDACTED:stripe-key]",
+                 {"stripe-key": 1}, id="stripe-test"),
+    pytest.param("huggingface-cli login --token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+                 "huggingface-cli login --token [REDACTED:huggingface-token]", {"huggingface-token": 1},
+                 id="huggingface-token"),
+    pytest.param("git clone https://oauth2:glpat-Ab3De5Gh7Jk9Mn1Pq3St@gitlab.com/x/y.git",
+                 "git clone https://oauth2:[REDACTED:gitlab-token]@gitlab.com/x/y.git", {"gitlab-token": 1},
+                 id="gitlab-token"),
+    pytest.param("//registry.npmjs.org/:_authToken=npm_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hj5",
+                 "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]", {"npm-token": 1}, id="npm-token"),
+    pytest.param("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==;"
+                 "EndpointSuffix=core.windows.net",
+                 "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-key];"
+                 "EndpointSuffix=core.windows.net", {"azure-key": 1}, id="azure-account-key"),
+    pytest.param('{"AccessKeyId": "x", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
+                 '{"AccessKeyId": "x", "SecretAccessKey": "[REDACTED:secret]"}', {"secret": 1},
+                 id="aws-cli-json-secret"),
+    pytest.param("SECRET_KEY_BASE=9f8e7d6c5b4a3928170f6e5d4c3b2a19 rails s",
+                 "SECRET_KEY_BASE=[REDACTED:secret] rails s", {"secret": 1}, id="secret-key-base"),
+    pytest.param("deploy --password hunter2 --user bob", "deploy --password [REDACTED:secret] --user bob",
+                 {"secret": 1}, id="password-option"),
+    pytest.param("deploy --password='two words'", "deploy --password='[REDACTED:secret]'", {"secret": 1},
+                 id="password-option-assigned"),
+    pytest.param("mysql -u root -phunter2 shop", "mysql -u root -p[REDACTED:secret] shop", {"secret": 1},
+                 id="mysql-glued-password"),
+    pytest.param("mysqldump -u x -p'p a ss' db > d.sql", "mysqldump -u x -p'[REDACTED:secret]' db > d.sql",
+                 {"secret": 1}, id="mysqldump-quoted-password"),
+    pytest.param("smbclient //srv/x -U bob pw=hunter2", "smbclient //srv/x -U bob pw=[REDACTED:secret]",
+                 {"secret": 1}, id="pw-assignment"),
+    pytest.param("GET https://maps.example.com/api?key=abc123def&q=Paris",
+                 "GET https://maps.example.com/api?key=[REDACTED:secret]&q=Paris", {"secret": 1}, id="url-key"),
+    pytest.param("GET https://x.example.com/feed?a=1&token=abc123def&page=2",
+                 "GET https://x.example.com/feed?a=1&token=[REDACTED:secret]&page=2", {"secret": 1}, id="url-token"),
+    pytest.param("her SSN is 219-09-9999.", "her SSN is [REDACTED:id-number].", {"id-number": 1}, id="ssn"),
+    pytest.param("ship to 742 Evergreen Street, Springfield, IL 62704 by Friday",
+                 "ship to [REDACTED:address] by Friday", {"address": 1}, id="address-city-zip"),
+    pytest.param("office at 1600 Pennsylvania Ave.", "office at [REDACTED:address]", {"address": 1},
+                 id="address-abbreviated"),
+])
+def test_new_rule(text: str, expected: str, counts: dict[str, int]) -> None:
+    assert redacted(text) == (expected, counts)
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("mkdir -p build/x && git add -p src/", id="mkdir-git-add-p"),
+    pytest.param("ssh -p 22 deploy@10.0.0.5 and scp -P 2222 f host:", id="ssh-port"),
+    pytest.param("docker run -p 8080:80 -v /data:/data nginx:1.27", id="docker-port"),
+    pytest.param("mysql -u root -p shop", id="mysql-prompting"),
+    pytest.param("mysql -h db -P 3306 -u app -p", id="mysql-port"),
+    pytest.param("pytest -k key -x and pytest -k 'token and not slow'", id="pytest-k"),
+    pytest.param("order #12345 and issue #10, PR 482 merged on 2026-11-30", id="order-issue-date"),
+    pytest.param("upgraded to 3.12.7, node v20.11.1, build 2026.11.30-2", id="versions"),
+    pytest.param("3 Main concepts and 2 steps down the road; 10 Ways to go", id="prose-numbers"),
+    pytest.param("serials 000-12-3456 666-12-3456 900-12-3456 123-00-4567 123-45-0000", id="invalid-ssn"),
+    pytest.param("ticket 123-45-6789-01 and v123-45-6789", id="ssn-in-longer-ids"),
+    pytest.param("curl https://x.example.com/?monkey=1&keyboard=2 --password-file p.txt", id="query-words"),
+    pytest.param("sk_live_short pk_live_51HqLyjWDarjtT1zdp7dc hf_short npm_short", id="short-tokens"),
+    pytest.param("deploy --password --verbose", id="password-option-without-value"),
+])
+def test_ordinary_commands_survive(text: str) -> None:
+    assert redacted(text) == (text, {})
+
+
+def test_redact_obj_with_keys_redacts_mapping_keys_and_keeps_them_apart() -> None:
+    obj = {"args": {"bob@example.org": 1, "al@example.org": 2, "plain": "x"}, "n": [{"x@example.org": "v"}]}
+    assert default_redactor().redact_obj(obj) == (obj, Counter())
+    out, counts = default_redactor().redact_obj(obj, keys=True)
+    assert out == {"args": {"[REDACTED:email]": 1, "[REDACTED:email]-2": 2, "plain": "x"},
+                   "n": [{"[REDACTED:email]": "v"}]}
+    assert counts == Counter({"email": 3})
+
+
+def test_a_fact_whose_attribute_names_a_secret_has_its_value_redacted() -> None:
+    fact = {"subject": "prod db", "attribute": "password", "value": "correct horse"}
+    out, counts = default_redactor().redact_obj({"fact": fact})
+    assert out == {"fact": {**fact, "value": "[REDACTED:secret]"}} and counts == Counter({"secret": 1})
+    harmless = {"subject": "prod db", "attribute": "password_policy", "value": "12 chars"}
+    assert default_redactor().redact_obj({"fact": harmless}) == ({"fact": harmless}, Counter())

@@ -12,7 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from memdream import __version__
-from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, MemdreamError
+from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, known_error
 from memdream.fastcli import DEBUG_ENV
 from memdream.fastcli import debug as _debug
 from memdream.fastcli import fail as _fail
@@ -31,17 +31,16 @@ class MemdreamGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except MemdreamError as error:
-            if _debug():
-                raise
-            _fail(str(error), error.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted", EXIT_INTERRUPTED)
-        except Exception as error:  # a bug: still one line, the traceback on request
+        except Exception as error:  # memdream's errors, disk full, read-only; a bug is one line too
             if _debug() or _is_control_flow(error):
                 raise
-            _fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
-                  EXIT_FINDINGS)
+            known = known_error(error)
+            if known is None:
+                _fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
+                      EXIT_FINDINGS)
+            _fail(str(known), known.exit_code)
         return None
 
 

@@ -31,11 +31,17 @@ def cards(
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
-    """List cards, newest first, filtered by type, status and subject."""
+    """List cards, newest first, filtered by type, status and subject.
+
+    Refuses (exit 1) while an interrupted dream is pending: run `memdream dream` to recover.
+    """
+    from memdream.memory.journal import require_settled
     from memdream.memory.query import CardFilter, list_cards
     from memdream.render import print_json
 
-    listed = list_cards(memory_root(memory), CardFilter(card_type, status, subject, archived or bool(
+    root = memory_root(memory)
+    require_settled(root)
+    listed = list_cards(root, CardFilter(card_type, status, subject, archived or bool(
         status in ("superseded", "archived"))))
     if output is DataFormat.json:
         print_json([{**item.card.to_dict(), "path": item.path} for item in listed])
@@ -72,14 +78,20 @@ def show(
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
-    """Show one card (active or archived) with its file path."""
+    """Show one card (active or archived) with its file path.
+
+    Refuses (exit 1) while an interrupted dream is pending: run `memdream dream` to recover.
+    """
     import sys
 
     from memdream import yamlio
+    from memdream.memory.journal import require_settled
     from memdream.memory.query import find_card
     from memdream.render import print_json
 
-    item = find_card(memory_root(memory), card_id)
+    root = memory_root(memory)
+    require_settled(root)
+    item = find_card(root, card_id)
     if output is DataFormat.json:
         print_json({**item.card.to_dict(), "path": item.path})
         return

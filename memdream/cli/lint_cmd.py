@@ -38,12 +38,16 @@ def lint(
 ) -> None:
     """Check memory files: schemas, unique ids, links, one active card per fact key, no secrets.
 
-    Exit 0 when clean, 1 when there are findings, 2 on a usage error.
+    Exit 0 when clean, 1 when there are findings or an interrupted dream is pending (its files
+    are half-written until `memdream dream` recovers), 2 on a usage error.
     """
     from memdream.lint import lint_paths
+    from memdream.memory.journal import require_settled
 
     chosen = output or (LintFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else LintFormat.text)
     result = lint_paths(paths or [memory_root(memory)])
+    for root in result.memories:  # findings on half-written files would be bogus: say what to do
+        require_settled(root)
     {LintFormat.text: _render_text, LintFormat.json: _render_json, LintFormat.github: _render_github}[chosen](result)
     if not result.ok:
         raise typer.Exit(1)

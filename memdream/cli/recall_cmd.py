@@ -60,11 +60,15 @@ def recall(
     The plan and the user's standing instructions of the scope come first, whatever the query; then
     cards (ranked by relevance, recency, references and confidence; one per fact key; conflicts shown
     together); raw events only when cards do not fill the budget. Never changes the memory's tracked
-    files; appends which cards were returned to .memdream/usage.jsonl.
+    files; appends which cards were returned to .memdream/usage.jsonl. Refuses (exit 1) while an
+    interrupted dream is pending: run `memdream dream` to recover.
     """
+    from memdream.memory.journal import require_settled
     from memdream.recall.command import run
     from memdream.recall.engine import RecallOptions
 
     options = RecallOptions(budget=budget, card_type=card_type, status=status, subject=subject, since=since,
                             include_archived=include_archived, scope=scope)
-    run(memory_root(memory), query, queries, options, as_json=output is DataFormat.json)
+    root = memory_root(memory)
+    require_settled(root)
+    run(root, query, queries, options, as_json=output is DataFormat.json)

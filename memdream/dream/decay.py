@@ -3,12 +3,27 @@
 A card with ``ttl_policy: decay-<N>d`` that nothing re-verified for N days is demoted
 (verified → inferred, flagged for review); an inferred card left unverified for another N days
 is archived. ``keep`` cards and conflicting cards (which need a person) never decay.
+
+Decay trusts the clock, so it guards against a wrong one. A card moves at most one step per
+dream. When this run's clock is more than :data:`CLOCK_JUMP_DAYS` after the previous dream's,
+the run warns of a clock jump and archives nothing (demotions, which re-verification undoes,
+still happen): a clock set years ahead must not forget the whole memory in one run. A time
+after the run's clock (an event from a future-dated log made it the card's last verification)
+is not believed: the card's age counts from when dream last changed it, at the latest now.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from memdream.clock import parse_timestamp
+from memdream.dream import state as state_mod
 from memdream.dream.model import DreamContext, Operation
+from memdream.memory.card import Card
+
+# More than this since the previous dream: suspect the clock, archive nothing that run. A year, not a
+# month: a memory dreamed rarely (a project picked up again) must still forget, one step at a time.
+CLOCK_JUMP_DAYS = 365
 
 
 def _days(policy: str) -> int | None:
@@ -17,22 +32,51 @@ def _days(policy: str) -> int | None:
     return None
 
 
+def clock_jump(ctx: DreamContext, now: datetime) -> str | None:
+    """The warning for a clock that moved more than :data:`CLOCK_JUMP_DAYS` since the previous dream."""
+    if ctx.state_dir is None:
+        return None
+    previous = state_mod.previous_run(ctx.state_dir)
+    if previous is None:
+        return None
+    try:
+        gap = now - parse_timestamp(previous)
+    except ValueError:
+        return None
+    if gap <= timedelta(days=CLOCK_JUMP_DAYS):
+        return None
+    return (f"clock jump: this dream's time {ctx.now} is {gap.days} days after the previous dream's "
+            f"({previous}); decay archived nothing this run (run dream again if the clock is right)")
+
+
+def _ages(card: Card, now: datetime) -> tuple[int, int]:
+    """(days since the card was last verified, days since dream last changed it), neither from the future."""
+    changed = min(parse_timestamp(card.updated_at), now)
+    verified = parse_timestamp(card.last_verified_at or card.updated_at)
+    if verified > now:
+        verified = changed
+    return (now - verified).days, (now - changed).days
+
+
 def run(ctx: DreamContext) -> None:
     now = parse_timestamp(ctx.now)
+    jump = clock_jump(ctx, now)
+    if jump is not None:
+        ctx.warnings.append(jump)
     touched = {operation.card for operation in ctx.ops}
     for card in sorted(ctx.active_cards(), key=lambda c: c.id):
         days = _days(card.ttl_policy)
         if days is None or card.status == "conflicting" or card.id in touched:
             continue
-        verified_age = (now - parse_timestamp(card.last_verified_at or card.updated_at)).days
-        changed_age = (now - parse_timestamp(card.updated_at)).days
+        verified_age, changed_age = _ages(card, now)
         before = card.confidence
         refs = [e.ref for e in card.evidence[-3:]]
+        # One step at most: a demoted card's updated_at is now, so it cannot be archived in this run.
         if card.status == "verified" and verified_age > days:
             card.status, card.updated_at = "inferred", ctx.now
             card.review = f"not re-verified in {days} days"
             ctx.record(Operation("demote", card.id, card.review, refs, before, card.confidence))
-        elif card.status == "inferred" and verified_age > days and changed_age > days:
+        elif card.status == "inferred" and verified_age > days and changed_age > days and jump is None:
             card.status, card.updated_at = "archived", ctx.now
             ctx.record(Operation("archive", card.id, f"decayed: unverified for more than {days} days", refs,
                                  before, card.confidence))

@@ -5,7 +5,11 @@
 - ``feedback`` with a ``fact`` is the user's correction (strong); ``confirm``/``reject`` of an event
   or a card supports or contradicts that event's value;
 - an ``outcome`` with a ``fact`` is strong;
-- text tagged untrusted-instruction never becomes evidence.
+- text tagged untrusted-instruction never becomes evidence, nor a ``fact`` whose words read like an
+  instruction (:func:`memdream.ingest.salience.reads_like_instruction`) unless the user stated it:
+  a raw layer ingested before the check was widened may hold one untagged;
+- an event tagged untrusted-instruction never reaches the plan, nor a ``plan`` or ``goal`` event
+  that neither the user nor the agent wrote (only they write the plan).
 
 Then the extractors (:mod:`memdream.dream.extractors`) read each selected episode, or session,
 for what real transcripts carry without a ``fact`` field: lessons from error → fix, the user's
@@ -19,7 +23,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
-from memdream.ingest.salience import UNTRUSTED
+from memdream.dream.plan import writes_plan
+from memdream.ingest.salience import UNTRUSTED, reads_like_instruction
 from memdream.memory.raw import canonical_bytes, event_hash, event_ref
 
 if TYPE_CHECKING:
@@ -69,11 +74,21 @@ def _add(ctx: DreamContext, key: FactKey, names: tuple[str, str], piece: Piece) 
     ctx.key_names.setdefault(key, names)
 
 
+def _instructs(event: dict[str, Any], fact: dict[str, Any]) -> bool:
+    """Whether a fact not stated by the user reads like an order (the user's own rules are trusted)."""
+    if event.get("actor") == "user":
+        return False
+    return any(isinstance(fact.get(name), str) and reads_like_instruction(fact[name])
+               for name in ("subject", "attribute", "value"))
+
+
 def _facts(ctx: DreamContext, event: dict[str, Any], targets: _Targets) -> None:
     kind = event["kind"]
     if UNTRUSTED in event.get("tags", ()):
         return
     fact = event.get("fact")
+    if isinstance(fact, dict) and _instructs(event, fact):
+        fact = None
     if isinstance(fact, dict) and not (kind == "tool_result" and event.get("ok") is False):
         key = FactKey.of(fact["subject"], fact["attribute"])
         piece = _piece(event, fact["value"], "supports", _KIND_OF_EVENT.get(kind, "note"))
@@ -151,7 +166,7 @@ def run(ctx: DreamContext) -> None:
             continue
         for event in episode.events:
             _facts(ctx, event, targets)
-            if event["kind"] in ("plan", "goal") or (event["kind"] == "outcome" and event.get("ok")):
+            if writes_plan(event):
                 ctx.plan_events.append(event)
     run_extractors(ctx)
     _update_stats(ctx)

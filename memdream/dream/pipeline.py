@@ -27,11 +27,13 @@ from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
 from memdream.memory.card import Card
 from memdream.memory.cardcache import load_cards
+from memdream.memory.journal import journal_path
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
 from memdream.memory.settings import Settings
 from memdream.memory.store import Memory
+from memdream.redact import Redactor
 
 TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
 LOCK_WAIT_SECONDS = 10.0  # from cron: when another writer is busy, exit 75 soon and run next time
@@ -97,7 +99,7 @@ class DreamReport:
 
 
 def _journal(memory: Memory) -> Path:
-    return memory.paths.state / "dream" / "journal.json"
+    return journal_path(memory.root)  # the path readers check (memdream.memory.journal)
 
 
 def _recover(memory: Memory) -> bool:
@@ -239,8 +241,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
         report.commit = _write_and_commit(memory, ctx, report)
     if consumed is not None:
         state.consumed = consumed[1]
-    if consumed is not None or state.rebuilt or report.commit:
-        state_mod.save(memory.paths.state, state)
+    state.last_run = now  # every dream, not only those that commit: decay's clock-jump guard reads it
+    state_mod.save(memory.paths.state, state)
     _journal(memory).unlink(missing_ok=True)
     return report
 
@@ -253,27 +255,56 @@ def _fixed_files(memory: Memory) -> tuple[int, int]:
 
 def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str, Any], str]],
              plan_before: dict[str, Any]) -> list[FileChange]:
+    # Dream never commits what lint would reject: what it writes passes the redaction rules of
+    # memdream.yaml as they are now (a rule added after ingest still keeps its matches out of git).
+    redactor = Redactor.from_settings(memory.settings)
     changes: list[FileChange] = []
     for card_id, card in sorted(ctx.cards.items()):
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
-        data = card.to_dict()
+        data = _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS)
         if old is not None and old[0] == data and old[1] == target:
             continue
         changes.append(FileChange(target, "write", yamlio.dumps(data)))
         if old is not None and old[1] != target:
             changes.append(FileChange(old[1], "delete"))
-    if ctx.plan.to_dict() != plan_before:
-        changes.append(FileChange(PLAN_FILE, "write", yamlio.dumps(ctx.plan.to_dict())))
+    plan_data = _redacted_plan(redactor, ctx.plan.to_dict())
+    if plan_data != plan_before:
+        changes.append(FileChange(PLAN_FILE, "write", yamlio.dumps(plan_data)))
     if changes or ctx.ops:
         index_path = memory.paths.index
         current = index_path.read_text(encoding="utf-8") if index_path.exists() else ""
-        if current != ctx.index_text:
-            changes.append(FileChange(INDEX_FILE, "write", ctx.index_text))
+        index_text = redactor.redact(ctx.index_text)[0]  # Markdown: a placeholder changes no meaning
+        if current != index_text:
+            changes.append(FileChange(INDEX_FILE, "write", index_text))
     if ctx.ops:
-        audit = "".join(json.dumps(op.to_dict(ctx.run_id), ensure_ascii=False) + "\n" for op in ctx.ops)
+        audit = "".join(json.dumps(_redacted_fields(redactor, op.to_dict(ctx.run_id), _AUDIT_TEXT_FIELDS),
+                                   ensure_ascii=False) + "\n" for op in ctx.ops)
         changes.append(FileChange(f"{AUDIT_DIR}/{ctx.run_id}.jsonl", "write", audit))
     return changes
+
+
+# The free-text fields of what dream writes; ids, refs, dates and enums are left alone (a
+# placeholder there would break a reference or the schema, and ingest redacted their sources).
+_CARD_TEXT_FIELDS = ("subject", "attribute", "value", "statement", "scope", "review", "tags")
+_PLAN_ITEM_TEXT_FIELDS = ("text", "scope")
+_AUDIT_TEXT_FIELDS = ("reason",)
+
+
+def _redacted_fields(redactor: Redactor, data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` with the string fields ``names`` redacted (together: a fact's ``value`` whose
+    ``attribute`` is ``password`` is a secret), before any serialization."""
+    fields = {name: data[name] for name in names if name in data}
+    redacted, counts = redactor.redact_obj(fields)
+    return {**data, **redacted} if counts else data
+
+
+def _redacted_plan(redactor: Redactor, data: dict[str, Any]) -> dict[str, Any]:
+    redacted = _redacted_fields(redactor, data, ("goal",))
+    for name in ("next", "done", "goals"):
+        if name in redacted:
+            redacted[name] = [_redacted_fields(redactor, item, _PLAN_ITEM_TEXT_FIELDS) for item in redacted[name]]
+    return redacted
 
 
 def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange], sizes: dict[str, int],

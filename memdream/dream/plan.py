@@ -7,6 +7,10 @@ successful ``outcome`` adds its first sentence to done. Done items drop out of n
 Items carry their scope, the project of the session they came from, so that a memory serving
 several projects keeps each project's newest goal (``goals``) and next actions: a newer todo list
 replaces the next actions of its own project only.
+
+Only the user and the agent write the plan: an event tagged untrusted-instruction (text from a tool
+that reads like an order) never sets the goal, the next actions or a done item, nor does a ``plan``
+or ``goal`` event from a tool or the system.
 """
 
 from __future__ import annotations
@@ -16,12 +20,23 @@ from typing import Any
 
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
+from memdream.ingest.salience import UNTRUSTED
 from memdream.memory.plan import PlanItem
 from memdream.memory.raw import event_ref
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def writes_plan(event: dict[str, Any]) -> bool:
+    """Whether ``event`` may set the goal, the next actions or a done item."""
+    kind = event["kind"]
+    if UNTRUSTED in event.get("tags", ()):
+        return False
+    if kind in ("plan", "goal"):
+        return event.get("actor", "agent") in ("user", "agent")
+    return kind == "outcome" and bool(event.get("ok"))
 
 
 def _ref(event: dict[str, Any]) -> list[str]:
@@ -68,11 +83,12 @@ def _next(ctx: DreamContext, plans: list[dict[str, Any]]) -> None:
 
 
 def run(ctx: DreamContext) -> None:
-    if not ctx.plan_events:
+    allowed = (event for event in ctx.plan_events if writes_plan(event))
+    events = sorted(allowed, key=lambda event: (event["ts"], event["id"]))
+    if not events:
         return
     plan = ctx.plan
     before = plan.to_dict()
-    events = sorted(ctx.plan_events, key=lambda event: (event["ts"], event["id"]))
     _goals(ctx, events)
     done = list(plan.done)
     plans = [event for event in events if event["kind"] == "plan"]

@@ -18,9 +18,13 @@ from memdream import gitops
 from memdream.dream.model import FactKey, KeyStats
 from memdream.yamlio import write_atomic
 
-STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source
+STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source (last_run, optional, came later)
 CONSUMED_TRAILER = "Memdream-Consumed"
+RUN_TRAILER = "Memdream-Run"
 _CONSUMED = re.compile(rf"^{CONSUMED_TRAILER}: segments? \d+\.\.(\d+)$", re.MULTILINE)
+# A run id starts with the run's clock: 2026-11-07T09-12-03Z-<digest> (memdream.dream.pipeline._run_id).
+_RUN_CLOCK = re.compile(rf"^{RUN_TRAILER}: ([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})T([0-9]{{2}})-([0-9]{{2}})-([0-9]{{2}})Z",
+                        re.MULTILINE)
 
 
 @dataclass
@@ -29,11 +33,13 @@ class DreamState:
     key_stats: dict[FactKey, KeyStats] = field(default_factory=dict)
     sessions_seen: set[str] = field(default_factory=set)
     rebuilt: bool = False  # state came from git and raw replay, not from state.json
+    last_run: str | None = None  # the clock of the dream that saved this state (decay's jump guard)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": STATE_VERSION,
             "consumed": self.consumed,
+            **({"last_run": self.last_run} if self.last_run else {}),
             "sessions_seen": sorted(self.sessions_seen),
             "keys": [
                 {"subject": key.subject, "attribute": key.attribute, **stats.to_dict()}
@@ -46,7 +52,9 @@ class DreamState:
         stats = {
             FactKey(item["subject"], item["attribute"]): KeyStats.from_dict(item) for item in data["keys"]
         }
-        return cls(consumed=int(data["consumed"]), key_stats=stats, sessions_seen=set(data["sessions_seen"]))
+        last_run = data.get("last_run")
+        return cls(consumed=int(data["consumed"]), key_stats=stats, sessions_seen=set(data["sessions_seen"]),
+                   last_run=last_run if isinstance(last_run, str) else None)
 
 
 def state_path(state_dir: Path) -> Path:
@@ -74,6 +82,22 @@ def consumed_from_git(root: Path) -> int:
     message = gitops.last_message_matching(root, f"^{CONSUMED_TRAILER}: ")
     match = _CONSUMED.search(message or "")
     return int(match.group(1)) if match else 0
+
+
+def last_run_from_git(root: Path) -> str | None:
+    """The clock of the most recent dream that committed (its run id), None when there is none."""
+    if not gitops.is_repo(root):
+        return None
+    match = _RUN_CLOCK.search(gitops.last_message_matching(root, f"^{RUN_TRAILER}: ") or "")
+    return "{}T{}:{}:{}Z".format(*match.groups()) if match else None
+
+
+def previous_run(state_dir: Path) -> str | None:
+    """When the last dream ran, by its own clock: the later of the saved state's ``last_run`` and the
+    last dream commit (the state is local and may be lost; a dream that changed nothing has no commit)."""
+    saved = load(state_dir)
+    times = [stamp for stamp in (saved.last_run if saved else None, last_run_from_git(state_dir.parent)) if stamp]
+    return max(times) if times else None
 
 
 def consumed_trailer(first: int, last: int) -> str:

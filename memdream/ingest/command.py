@@ -28,6 +28,9 @@ def render(report: IngestReport) -> None:
     redactions = report.redactions
     if redactions:
         console.print("redacted: " + ", ".join(f"{count} {kind}" for kind, count in sorted(redactions.items())))
+    future = report.total("future_timestamps")
+    if future:
+        console.print(f"{future} event(s) dated more than a day ahead of the clock: kept, tagged future-ts")
     for path in report.missing:
         console.print(f"spooled transcript no longer exists: {path}")
     for problem in report.failed:

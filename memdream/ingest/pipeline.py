@@ -39,7 +39,7 @@ from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_js
 from memdream.ingest.dedup import REPEATED, STORED, DedupIndex
 from memdream.ingest.prepare import BAD, READY, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
-from memdream.ingest.validate import DEFAULT_ACTOR, first_error, fit_caps
+from memdream.ingest.validate import DEFAULT_ACTOR, FUTURE_TAG, first_error, fit_caps
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_bytes
 from memdream.memory.store import Memory
@@ -69,6 +69,7 @@ class SourceReport:
     changed: int = 0  # same (session, id) already stored with other content: kept the stored one
     skipped_lines: list[tuple[int, str]] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
+    future_timestamps: int = 0  # events dated more than a day after the ingest clock (tagged future-ts)
 
 
 @dataclass
@@ -94,6 +95,7 @@ class IngestReport:
         return {
             "added": self.total("added"), "duplicates": self.total("duplicates"),
             "changed": self.total("changed"), "read": self.total("read"),
+            "future_timestamps": self.total("future_timestamps"),
             "skipped_lines": sum(len(report.skipped_lines) for report in self.sources),
             "redactions": dict(sorted(self.redactions.items())),
             "segments": [record.__dict__ for record in self.segments],
@@ -101,7 +103,7 @@ class IngestReport:
             "failed_transcripts": self.failed, "commit": self.commit,
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
-                 "duplicates": r.duplicates, "changed": r.changed,
+                 "duplicates": r.duplicates, "changed": r.changed, "future_timestamps": r.future_timestamps,
                  "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
                  "redactions": dict(sorted(r.redactions.items()))}
                 for r in self.sources
@@ -208,6 +210,8 @@ class _Run:
                 tags = tags_for(session, kind, tool, failed, goal, untrusted, fingerprint)
                 write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, ts)
                 added += 1
+                if own_tags and FUTURE_TAG in own_tags:
+                    report.future_timestamps += 1
                 if counts:
                     report.redactions.update(counts)
             report.read += read
@@ -245,11 +249,16 @@ class _Run:
         report.read += 1
         seen = self.seen
         if "id" in event and (event["session"], event["id"]) in seen:
-            report.duplicates += 1  # known by its own id: no need to redact it first
+            # Known by its own id: no need to redact it first (stored ids are redacted ones, and a
+            # value that redaction changes is never stored as it is).
+            report.duplicates += 1
             return
         redactions: Mapping[str, int] | None
         if prepared is None:
             redactions, hints = redact_event(self.redactor, event), None
+            if redactions and "id" in event and (event["session"], event["id"]) in seen:
+                report.duplicates += 1  # stored before under its redacted id
+                return
         else:
             redactions, hints = prepared
         if "actor" not in event:
@@ -271,6 +280,8 @@ class _Run:
         self.writer.write(canonical_bytes(event), event)  # type: ignore[union-attr]
         seen.add(event["session"], event["id"])
         report.added += 1
+        if FUTURE_TAG in event["tags"]:
+            report.future_timestamps += 1
 
     def finish(self) -> list[SegmentRecord]:
         assert self.writer is not None
@@ -291,8 +302,9 @@ def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) ->
     The ``project:`` tag is not part of what an event is (adapters add it from where the session
     ran, which older versions did not): events ingested before it keep their ids."""
     tags = event.get("tags")
-    if tags and any(tag.startswith("project:") for tag in tags):
-        kept = [tag for tag in tags if not tag.startswith("project:")]
+    if tags and any(tag.startswith("project:") or tag == FUTURE_TAG for tag in tags):
+        # Nor is ``future-ts``, which depends on when it was ingested.
+        kept = [tag for tag in tags if not tag.startswith("project:") and tag != FUTURE_TAG]
         event = {key: value for key, value in event.items() if key != "tags"}
         if kept:
             event["tags"] = kept

@@ -11,6 +11,7 @@ place): the ingest process adds the tags without parsing or serializing the even
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
@@ -19,34 +20,58 @@ import orjson
 from ahocorasick_rs import BytesAhoCorasick
 
 from memdream.errors import MemdreamError
-from memdream.fastjson import dumps_canonical, needs_stdlib
+from memdream.fastjson import MAX_DEPTH, dumps_canonical, needs_stdlib
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters.memdream_jsonl import parse_line
 from memdream.ingest.salience import INSTRUCTION_WORDS, Hints, hints_for
-from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS, fast_valid, first_error, fit_caps
+from memdream.ingest.sources import MAX_LINE_BYTES, too_long
+from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS, fast_valid, first_error, fit_caps, usual_ts
 from memdream.redact import shape_of
 
 if TYPE_CHECKING:
     from memdream.redact import Redactor
 
-# Fields that carry content and are redacted; identifiers and enums are left as they are.
-# Tags are free labels from the log, so they are content too.
-CONTENT_FIELDS = ("text", "error", "args", "meta", "fact", "goal", "next", "done", "speaker", "tags")
+# Every field of an event is redacted, keys of ``args`` and ``meta`` included, except these:
+# the schema holds them to a timestamp, an enum or a boolean, so they cannot carry a secret.
+NOT_REDACTED = frozenset({"ts", "kind", "actor", "ok", "verdict"})
+# Values that name an event or point at one (``log://<session>#<id>``, a call and its result,
+# feedback and its target): a redacted one keeps a digest of what it was, so that distinct
+# values stay distinct and the same value redacts the same way in every event and every run.
+IDENTIFIER_CAPS = {"session": 512, "id": 256, "call_id": 256, "target": 256}
+_OTHER_CAPS = {"tool": 256}
+_DIGEST_CHARS = 12
 _BOM = "\ufeff"
 
 
 def redact_event(redactor: Redactor, event: dict[str, Any]) -> Counter[str] | None:
-    """Redact ``event``'s content fields in place; what was replaced, or None when nothing was."""
-    # One call for all content fields: a field name is never a secret-looking key, so this is
-    # the same as redacting each field on its own, without a Counter per field.
-    content = {name: event[name] for name in CONTENT_FIELDS if name in event}
+    """Redact every string of ``event`` in place, mapping keys included; what was replaced, or
+    None when nothing was."""
+    # One call for all fields: a field name is never a secret-looking key and never holds a
+    # secret, so this is the same as redacting each field on its own, without a Counter per field.
+    content = {name: value for name, value in event.items() if name not in NOT_REDACTED}
     if not content:
         return None
-    redacted, counts = redactor.redact_obj(content)
+    redacted, counts = redactor.redact_obj(content, keys=True)
     if not counts:
         return None
+    for name, cap in IDENTIFIER_CAPS.items():
+        value = redacted.get(name)
+        if isinstance(value, str) and value != event[name]:
+            redacted[name] = redacted_identifier(value, event[name], cap)
+    for name, cap in _OTHER_CAPS.items():
+        value = redacted.get(name)
+        if isinstance(value, str) and len(value) > cap:
+            redacted[name] = value[:cap]
     event.update(redacted)
     return counts
+
+
+def redacted_identifier(redacted: str, original: str, cap: int) -> str:
+    """``redacted`` (a session, id or reference with placeholders) made unique and stable: a digest
+    of ``original`` appended, kept within ``cap``. Placeholders and the digest hold no whitespace and
+    no ``#``, so the value stays valid wherever the original was."""
+    digest = hashlib.blake2b(original.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_CHARS // 2).hexdigest()
+    return f"{redacted[:cap - _DIGEST_CHARS - 1]}-{digest}"
 
 
 @dataclass(frozen=True)
@@ -132,6 +157,9 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
         raw = raw.strip()
         if not raw:
             continue
+        if len(raw) > MAX_LINE_BYTES:
+            prepared.append((BAD, number, too_long()))
+            continue
         shape = shape_of(raw)
         long_digits, may_hold_secret, may_instruct = scan.scan(raw, shape)
         event = None if long_digits else _quick_event(raw, ctx)
@@ -158,6 +186,8 @@ def prepare_chunk(job: ChunkJob, redactor: Redactor, scan: LineScan) -> tuple[li
 def _quick_event(raw: bytes, ctx: ParseContext) -> dict[str, Any] | None:
     """The common line (without long integers), checked at orjson's speed; None sends it down
     the exact path."""
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH:  # may nest too deeply: the exact path says so
+        return None
     try:
         event = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -171,7 +201,7 @@ def _quick_event(raw: bytes, ctx: ParseContext) -> dict[str, Any] | None:
     kind = event.get("kind")
     if "actor" not in event and isinstance(kind, str) and kind in DEFAULT_ACTOR:
         event["actor"] = DEFAULT_ACTOR[kind]
-    return event if fast_valid(event) else None
+    return event if fast_valid(event) and usual_ts(event["ts"]) else None
 
 
 def _parsed(raw: bytes, number: int, first_in_file: bool, ctx: ParseContext) -> dict[str, Any] | None:

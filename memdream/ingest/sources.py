@@ -1,4 +1,8 @@
-"""Input sources for ingest: files, folders (recursively) and stdin, each checked before parsing."""
+"""Input sources for ingest: files, folders (recursively) and stdin, each checked before parsing.
+
+Stdin is streamed, never read whole (``ingest - < /dev/zero`` must fail, not fill memory), and
+no line is read past :data:`MAX_LINE_BYTES`: a longer one is a bad line.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,65 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
+from memdream import clock
 from memdream.errors import InvalidInput, UsageError
 from memdream.ingest.adapters import ParseContext
+from memdream.ingest.validate import set_ingest_clock
 
 HEAD_BYTES = 8192
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log")
+MAX_LINE_BYTES = 64 << 20  # one event or message; a longer line is a bad line, never read whole
+_SKIP_BYTES = 1 << 20  # the rest of a line too long is read (and dropped) in pieces of this size
+
+
+def too_long() -> str:
+    """Why a line longer than :data:`MAX_LINE_BYTES` is bad."""
+    return f"line longer than {MAX_LINE_BYTES} bytes"
+
+
+class _Rewindable(io.RawIOBase):
+    """A pipe whose first bytes can be read again: format detection reads the head of stdin,
+    then parsing starts over. Only the first :data:`HEAD_BYTES` * 2 are kept."""
+
+    def __init__(self, pipe: BinaryIO, keep: int = 2 * HEAD_BYTES) -> None:
+        super().__init__()
+        self._read1 = getattr(pipe, "read1", pipe.read)  # what one read of the pipe gives
+        self._keep = keep
+        self._kept = bytearray()  # the first bytes of the pipe: everything read while len < keep
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset + (self._position if whence == io.SEEK_CUR else 0)
+        if whence == io.SEEK_END or not (target == self._position
+                                          or 0 <= target <= len(self._kept) >= self._position):
+            raise io.UnsupportedOperation("stdin can only start over within its first bytes")
+        self._position = target
+        return target
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        kept = len(self._kept)
+        if self._position < kept:
+            data = bytes(self._kept[self._position:self._position + len(view)])
+        elif self._position == kept < self._keep:  # still keeping: read no more than is kept
+            data = self._read1(min(len(view), self._keep - kept))
+            self._kept += data
+        else:
+            data = self._read1(len(view))
+        view[:len(data)] = data
+        self._position += len(data)
+        return len(data)
 
 
 @dataclass(frozen=True)
@@ -22,7 +78,7 @@ class Source:
 
     name: str
     path: Path | None
-    stdin_bytes: bytes | None = None
+    stdin: BinaryIO | None = None
 
     @property
     def stem(self) -> str:
@@ -30,16 +86,17 @@ class Source:
 
     def open(self) -> BinaryIO:
         if self.path is None:
-            return io.BytesIO(self.stdin_bytes or b"")
+            return cast(BinaryIO, io.BufferedReader(_Rewindable(self.stdin or io.BytesIO())))
         return open(self.path, "rb")
 
 
 def resolve(arguments: list[str]) -> list[Source]:
     """Expand PATH arguments: a folder contributes its log files (recursively, sorted), '-' is stdin."""
+    set_ingest_clock(clock.now())  # the run starts: what "the future" is for its events
     sources: list[Source] = []
     for argument in arguments:
         if argument == "-":
-            sources.append(Source("<stdin>", None, sys.stdin.buffer.read()))
+            sources.append(Source("<stdin>", None, sys.stdin.buffer))
             continue
         path = Path(argument)
         if path.is_dir():
@@ -77,9 +134,28 @@ def head_text(source: Source, stream: BinaryIO) -> str:
 def text_lines(stream: BinaryIO, ctx: ParseContext) -> Iterator[str]:
     """Decoded lines, streaming. A line that is not UTF-8 is reported through ``ctx`` and, when
     skipping is allowed, passed on as a blank line so that line numbers stay right."""
-    for number, raw in enumerate(stream, 1):
+    readline, limit = stream.readline, MAX_LINE_BYTES + 1  # + 1: room for the line's "\n"
+    number = 0
+    while True:
+        raw = readline(limit)
+        if not raw:
+            return
+        number += 1
+        if len(raw) == limit and raw[-1:] != b"\n":
+            ctx.bad(number, too_long())  # raises unless skipping: before reading the rest
+            _skip_rest(stream)
+            yield "\n"
+            continue
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError:
             ctx.bad(number, "not UTF-8 text")
             yield "\n"
+
+
+def _skip_rest(stream: BinaryIO) -> None:
+    """Read the rest of the current line without holding it."""
+    while True:
+        piece = stream.readline(_SKIP_BYTES)
+        if not piece or piece.endswith(b"\n"):
+            return

@@ -74,11 +74,13 @@ def claim(state_dir: Path) -> list[Path]:
 
 def transcripts(claimed: list[Path]) -> tuple[list[str], list[str]]:
     """Distinct transcript paths in spool order, and those that no longer exist."""
+    from memdream import fastjson  # not at the top: the hook's path must stay light
+
     seen: dict[str, None] = {}
     for path in claimed:
         for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                transcript = json.loads(line)["payload"]["transcript_path"]
+            try:  # fastjson: a hostile payload nested too deeply is refused, not a RecursionError
+                transcript = fastjson.loads(line)["payload"]["transcript_path"]
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut by a crash: the hook will fire again at the next session end
             seen[os.path.expanduser(transcript)] = None

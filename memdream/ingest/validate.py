@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date, datetime, timedelta
 from typing import Any
 
-from memdream import schemas
+from memdream import clock, schemas
 
 KINDS = frozenset({"goal", "message", "note", "tool_call", "tool_result", "feedback", "outcome", "plan"})
 ACTORS = frozenset({"user", "agent", "tool", "system"})
@@ -168,6 +169,87 @@ def _fields_valid(event: dict[str, Any]) -> bool:
         if check is None or not check(value):
             return False
     return True
+
+
+# The schema's pattern says what a timestamp looks like, not that it names a moment: these do.
+_VALID_DATES: set[str] = set()  # "YYYY-MM-DD" already found in the calendar (a log has few)
+_VALID_DATES_MAX = 4096
+FUTURE_TOLERANCE = timedelta(days=1)  # clocks drift and zones differ; beyond this a time is in the future
+FUTURE_TAG = "future-ts"
+
+
+def calendar_valid(ts: str) -> bool:
+    """Whether ``ts``, which matches the schema's pattern, names a real moment: month 1-12, a day
+    of that month, hours below 24, minutes and seconds below 60, an offset below 24 hours."""
+    if ts[-1:] == "\n":  # the pattern's `$` lets one final newline through
+        ts = ts[:-1]
+    day = ts[:10]
+    if day not in _VALID_DATES:
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            return False
+        if len(_VALID_DATES) >= _VALID_DATES_MAX:
+            _VALID_DATES.clear()
+        _VALID_DATES.add(day)
+    if ts[11:13] > "23" or ts[14:16] > "59" or ts[17:19] > "59":
+        return False
+    return not (len(ts) > 20 and ts[-6] in "+-" and (ts[-5:-3] > "23" or ts[-2:] > "59"))
+
+
+_USUAL_MINUTES: dict[str, bool] = {}  # "YYYY-MM-DDTHH:MM" of a real minute well before the future cutoff
+
+
+def usual_ts(ts: str) -> bool:
+    """For the hot path: True when ``ts`` (which matches the schema's pattern) is a real moment well
+    before the future cutoff, mostly in one lookup (a log has few distinct minutes); False sends the
+    event to :func:`calendar_valid` and :func:`is_future`, which say what is wrong with it."""
+    if not _USUAL_MINUTES.get(ts[:16], False) and not _remember_minute(ts[:16]):
+        return False
+    return ts[17:19] <= "59" and (len(ts) <= 20 or calendar_valid(ts))
+
+
+def _remember_minute(minute: str) -> bool:
+    if not _future:
+        set_ingest_clock(clock.now())
+    usual = minute[:10] < _future[0][0] and calendar_valid(minute + ":00Z")
+    if usual:
+        if len(_USUAL_MINUTES) >= _VALID_DATES_MAX:
+            _USUAL_MINUTES.clear()
+        _USUAL_MINUTES[minute] = True
+    return usual
+
+
+def ts_problem(ts: Any) -> str | None:
+    """Why a timestamp that passes the schema is not a moment; None when it is one (or is no string)."""
+    if isinstance(ts, str) and _ts_search(ts) is not None and not calendar_valid(ts):
+        return f"ts: not a valid date and time: {ts!r}"
+    return None
+
+
+# The latest time an event may carry, and a date two days before it: an event dated before that
+# is in the past whatever its offset (below a day), which a string comparison tells.
+_future: list[tuple[str, datetime]] = []
+
+
+def set_ingest_clock(now: datetime) -> None:
+    """Start a run at ``now``: events dated later than ``now`` + :data:`FUTURE_TOLERANCE` are future ones."""
+    cutoff = now + FUTURE_TOLERANCE
+    _future[:] = [((cutoff - timedelta(days=2)).strftime("%Y-%m-%d"), cutoff)]
+    _USUAL_MINUTES.clear()
+
+
+def is_future(ts: str) -> bool:
+    """Whether the valid timestamp ``ts`` lies beyond the tolerance after the ingest clock."""
+    if not _future:
+        set_ingest_clock(clock.now())
+    early, cutoff = _future[0]
+    if ts[:10] < early:  # the usual event: a string comparison
+        return False
+    try:
+        return clock.parse_timestamp(ts) > cutoff
+    except ValueError:
+        return False
 
 
 def first_error(event: dict[str, Any]) -> str | None:

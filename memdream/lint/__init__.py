@@ -8,10 +8,11 @@ from pathlib import Path
 
 from memdream.errors import UsageError
 from memdream.lint.documents import Document, MemoryFiles
+from memdream.lint.files import MAX_TEXT_BYTES, FileProblem, card_entries, folder_entries, read_text
 from memdream.lint.findings import Finding, LintResult
 from memdream.lint.rules import RULES, schema_findings
 from memdream.memory.paths import AUDIT_DIR, CONFIG_FILE, INDEX_FILE, PLAN_FILE
-from memdream.memory.store import CardFile, Memory
+from memdream.memory.store import CardFile
 
 __all__ = ["Finding", "LintResult", "lint_memory", "lint_paths"]
 
@@ -37,17 +38,24 @@ def _read_cards(card_files: list[CardFile]) -> list[tuple[Document, list[Finding
 
 
 def load_files(root: Path) -> MemoryFiles:
-    memory = Memory(root)
     files = MemoryFiles(root=root)
-    for document, findings in _read_cards(list(memory.card_files())):
+    card_files, files.file_problems = card_entries(root)
+    for document, findings in _read_cards(card_files):
         files.cards.append(document)
         files.card_schema_findings.extend(findings)
-    if memory.paths.plan.exists():
-        files.plan = Document.read(memory.paths.plan)
-    files.config = Document.read(memory.paths.config)
+    plan, config = root / PLAN_FILE, root / CONFIG_FILE
+    if os.path.lexists(plan):
+        files.plan = Document.read(plan)
+    files.config = Document.read(config) if os.path.lexists(config) else Document(config, "")
+    audit, audit_problem = folder_entries(root / AUDIT_DIR)
+    files.file_problems.update(audit_problem)
     index = root / INDEX_FILE
-    audit = sorted((root / AUDIT_DIR).glob("*.jsonl")) if (root / AUDIT_DIR).is_dir() else []
-    files.text_files = [*([index] if index.exists() else []), *audit]
+    texts = [*([index] if os.path.lexists(index) else []), *(path for path in audit if path.suffix == ".jsonl")]
+    for path in texts:
+        try:
+            files.text_files.append((path, read_text(path, MAX_TEXT_BYTES)))
+        except FileProblem as problem:
+            files.file_problems[path] = str(problem)
     return files
 
 
@@ -69,7 +77,7 @@ def _memory_of(path: Path) -> Path:
     if not resolved.exists():
         raise UsageError(f"{path}: no such file or folder")
     for folder in (resolved if resolved.is_dir() else resolved.parent, *resolved.parents):
-        if (folder / CONFIG_FILE).is_file():
+        if os.path.lexists(folder / CONFIG_FILE):  # a linked memdream.yaml is a finding, not "no memory"
             return folder
     raise UsageError(f"{path}: not inside a memdream memory (no {CONFIG_FILE} found)")
 

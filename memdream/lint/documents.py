@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from memdream import yamlio
+from memdream.lint.files import FileProblem, read_text
 from memdream.lint.findings import Finding
 from memdream.lint.positions import NodeLocator, Position
 from memdream.memory.store import CardFile
@@ -25,15 +26,24 @@ class Document:
     parse_error: tuple[Position, str] | None = None
     card_file: CardFile | None = None
 
+    error_rule: str = "yaml"  # the rule of ``parse_error``: "file" when the file was not read at all
+
     @classmethod
     def read(cls, path: Path, card_file: CardFile | None = None) -> Document:
+        """Read and parse one YAML file; a link, a special file or an oversized file is not read."""
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            return cls(path, "", parse_error=((1, 1), f"not UTF-8 text: {error.reason}"), card_file=card_file)
+            text = read_text(path, yamlio.MAX_YAML_BYTES)
+        except FileProblem as error:
+            message = str(error)
+            rule = "yaml" if message.startswith("not UTF-8") else "file"
+            return cls(path, "", parse_error=((1, 1), message), card_file=card_file, error_rule=rule)
         document = cls(path, text, card_file=card_file)
         try:
             document.data = yamlio.loads(text)
+        except yamlio.UnsafeYAML as error:
+            mark = error.problem_mark
+            position = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            document.parse_error = (position, str(error.problem))
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark
             position = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -60,4 +70,7 @@ class MemoryFiles:
     card_schema_findings: list[Finding] = field(default_factory=list)  # found while reading, in parallel
     plan: Document | None = None
     config: Document | None = None
-    text_files: list[Path] = field(default_factory=list)  # other tracked text: INDEX.md, audit/*.jsonl
+    # other tracked text (INDEX.md, audit/*.jsonl), read when lint may read them
+    text_files: list[tuple[Path, str]] = field(default_factory=list)
+    # paths lint refused to read (links, devices, FIFOs, oversized files), with why
+    file_problems: dict[Path, str] = field(default_factory=dict)

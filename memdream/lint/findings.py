@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+MAX_MESSAGE = 300  # characters of a finding's message, "…" included
+
 
 @dataclass(frozen=True, order=True)
 class Finding:
@@ -17,6 +19,11 @@ class Finding:
     rule: str
     message: str
     severity: str = "error"
+
+    def __post_init__(self) -> None:
+        # Messages quote values, and a value may be megabytes long: one finding stays one short line.
+        if len(self.message) > MAX_MESSAGE:
+            object.__setattr__(self, "message", self.message[:MAX_MESSAGE - 1] + "…")
 
     def to_dict(self, shown_path: str) -> dict[str, Any]:
         data = asdict(self)

@@ -14,7 +14,9 @@ from memdream.lint.documents import Document, MemoryFiles
 from memdream.lint.findings import Finding
 from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
+from memdream.lint.raw_check import read_raw_keys
 from memdream.memory.card import ACTIVE_STATUSES
+from memdream.regex_safety import PROBLEM, catastrophic
 
 if TYPE_CHECKING:
     from memdream.redact import Redactor
@@ -30,7 +32,7 @@ def _at(document: Document, path: list[str | int], rule: str, message: str, key:
 def schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
     if document.parse_error is not None:
         (line, col), message = document.parse_error
-        yield Finding(document.path, line, col, "yaml", message)
+        yield Finding(document.path, line, col, document.error_rule, message)
         return
     for error in schemas.iter_errors(schema_name, document.data):
         (line, col), message = describe(error, document.locator)
@@ -153,56 +155,82 @@ def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
                       "may share a key")
 
 
+def check_files(files: MemoryFiles) -> Iterator[Finding]:
+    """Lint reads only regular files inside the memory: links, devices and FIFOs are findings."""
+    for path, problem in files.file_problems.items():
+        yield Finding(path, 1, 1, "file", problem)
+
+
 def check_secrets(files: MemoryFiles) -> Iterator[Finding]:
-    """Invariant 4: no secret or personal data pattern in any tracked file (same rules as ingest)."""
-    redactor, problem = _redactor_for(files)
-    if problem is not None:
-        yield problem
+    """Invariant 4: no secret or personal data pattern in any tracked file (same rules as ingest).
+
+    The files checked cannot switch this off: ``redaction.enabled`` is ignored here, user
+    ``extra_patterns`` only add rules, and ``allow`` exempts the literal strings it lists.
+    """
+    redactor, problems = _redactor_for(files)
+    yield from problems
     documents = [*files.cards, *(doc for doc in (files.plan, files.config) if doc is not None)]
     texts: list[tuple[Path, str]] = [(doc.path, doc.text) for doc in documents]
-    for path in files.text_files:
-        try:
-            texts.append((path, path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
-    for path, text in texts:
+    for path, text in [*texts, *files.text_files]:
         for found in redactor.find(text):
             line, col = offset_position(text, found.start)
             yield Finding(path, line, col, "secret",
                           f"possible {found.kind} in a tracked file: remove it (or allow it in redaction.allow)")
 
 
-def _redactor_for(files: MemoryFiles) -> tuple[Redactor, Finding | None]:
-    """The memory's own redaction settings when they are usable, else the defaults."""
+def _redactor_for(files: MemoryFiles) -> tuple[Redactor, list[Finding]]:
+    """The built-in rules, always on, plus the memory's own usable patterns and allow list.
+
+    A user pattern that does not compile or can backtrack catastrophically is a finding on
+    memdream.yaml and is left out; the others still apply.
+    """
     from memdream.memory.settings import Settings
     from memdream.redact import Redactor
 
     config = files.config
     if config is None or not isinstance(config.data, dict) or not schemas.is_valid("config", config.data):
-        return Redactor(), None
-    try:
-        return Redactor.from_settings(Settings.from_mapping(config.data)), None
-    except MemdreamError as error:
-        return Redactor(), _at(config, ["redaction", "extra_patterns"], "config", str(error))
+        return Redactor(), []
+    settings = Settings.from_mapping(config.data)
+    extras = settings.values.get("redaction", {}).get("extra_patterns") or []
+    allow = settings.values.get("redaction", {}).get("allow") or []
+    usable, problems = [], []
+    for index, spec in enumerate(extras):
+        where: list[str | int] = ["redaction", "extra_patterns", index, "pattern"]
+        pattern = spec.get("pattern") if isinstance(spec, dict) else None
+        if isinstance(pattern, str) and catastrophic(pattern):
+            name = spec.get("name", "")
+            problems.append(_at(config, where, "config",
+                                f"redaction.extra_patterns[{index}] ({name}): pattern {PROBLEM}"))
+            continue
+        try:
+            Redactor([spec])
+        except MemdreamError as error:
+            problems.append(_at(config, where, "config", str(error)))
+            continue
+        usable.append(spec)
+    return Redactor(usable, allow, enabled=True), problems
 
 
 def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
     """Invariant 5: every evidence ref names a raw event that exists, with the hash it cites
-    (only where the raw layer is present: a clone may carry cards without raw events)."""
-    from memdream.memory.paths import MemoryPaths
-    from memdream.memory.raw import RawLayer
+    (only where the raw layer is present: a clone may carry cards without raw events).
 
-    raw = RawLayer(MemoryPaths(files.root))
-    if not raw.present():
+    The raw layer is read here, not through the dedup cache of .memdream/: a damaged segment
+    or manifest line is a finding with its path and line.
+    """
+    stored, problems = read_raw_keys(files.root)
+    yield from problems
+    if stored is None:
         return
-    stored = raw.keys()
+    # Past a damaged line events are unknown: report the damage, not every ref it hides.
+    damaged = any(problem.rule == "raw" for problem in problems)
     for document in [*files.cards, *([files.plan] if files.plan is not None else [])]:
         for path, ref, digest in _evidence_refs(document):
             session, _, event_id = ref.removeprefix("log://").rpartition("#")
             found = stored.get((session, event_id))
-            if found is None:
+            if found is None and not damaged:
                 yield _at(document, path, "provenance", f"{ref} names no event in the raw layer")
-            elif digest is not None and digest != found:
+            elif found is not None and digest is not None and digest != found:
                 yield _at(document, [*path[:-1], "hash"], "provenance",
                           f"hash of {ref} does not match the raw event (the event or the card changed)")
 
@@ -227,6 +255,7 @@ def _evidence_refs(document: Document) -> Iterator[tuple[list[str | int], str, s
 
 
 RULES: dict[str, Rule] = {
+    "file": check_files,
     "schema": check_schemas,
     "placement": check_placement,
     "unique-id": check_unique_ids,

@@ -60,8 +60,19 @@ def load_cards(memory: Memory, include_archive: bool = True) -> list[CachedCard]
 
 
 def _save(path: Path, entries: dict[str, tuple[tuple[int, int], Card]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Atomic, and optional: a read-only memory or a full disk just goes without the cache."""
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        pickle.dump((CACHE_VERSION, entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            pickle.dump((CACHE_VERSION, entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        _discard(tmp)
+
+
+def _discard(tmp: Path) -> None:
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdream import __version__, gitops, yamlio
 from memdream.clock import now_iso
-from memdream.errors import UsageError
+from memdream.errors import GitError, UsageError
 from memdream.memory.paths import CONFIG_FILE, LAYERS, MemoryPaths
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings, default_config_text
@@ -55,11 +56,51 @@ def _check_target(root: Path) -> None:
 
 
 def init_memory(root: Path) -> InitResult:
-    """Create a memory at ``root``; an existing memory is left exactly as it is."""
+    """Create a memory at ``root``; an existing memory is left exactly as it is.
+
+    git is checked for first, and an init that fails removes what it created (never a folder
+    that was there before), so that `memdream init` can simply be run again.
+    """
     root = Path(root)
     if (root / CONFIG_FILE).is_file():
         return InitResult(root.resolve(), created=False, commit=None)
     _check_target(root)
+    if shutil.which("git") is None:
+        raise GitError("git is not installed (not found on PATH): install git, then run `memdream init` again")
+    created_top = _first_missing(root)
+    existing = {entry.name for entry in root.iterdir()} if root.is_dir() else set()
+    try:
+        return _create(root)
+    except BaseException:
+        _undo(root, created_top, existing)
+        raise
+
+
+def _first_missing(root: Path) -> Path | None:
+    """The outermost folder that ``mkdir -p root`` will create (None when ``root`` exists)."""
+    missing = None
+    for folder in (root.absolute(), *root.absolute().parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _undo(root: Path, created_top: Path | None, existing: set[str]) -> None:
+    """Remove what a failed init made: the folders it created, or the entries it added to ``root``."""
+    if created_top is not None:
+        shutil.rmtree(created_top, ignore_errors=True)
+        return
+    for entry in root.iterdir():
+        if entry.name in existing:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _create(root: Path) -> InitResult:
     paths = MemoryPaths(root)
     root.mkdir(parents=True, exist_ok=True)
     for base in (paths.cards, paths.archive):

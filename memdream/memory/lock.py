@@ -10,9 +10,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdream.errors import Busy, UsageError
+from memdream.errors import Busy, UsageError, from_os_error
 
 LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
+# State folders whose writer lock this process holds: while it does, no other memdream writer runs
+# on that memory, so git's lock files there can only be a person's git or left by a killed run.
+_HELD: set[Path] = set()
+
+
+def holds_writer_lock(state_dir: Path) -> bool:
+    """Whether this process holds the writer lock of the memory whose state folder is ``state_dir``."""
+    return Path(os.path.abspath(state_dir)) in _HELD
 
 
 def lock_wait_seconds(default: float) -> float:
@@ -35,9 +43,16 @@ def writer_lock(state_dir: Path, wait_seconds: float = 0.0) -> Iterator[None]:
 
     flock is tied to the open file, so a kill -9 frees it: no stale lock files to clean up.
     """
-    state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "lock"
-    handle = open(path, "a+", encoding="utf-8")
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as error:  # a read-only memory (or a full disk): say so before anything else
+        known = from_os_error(error, memory_write=True)
+        if known is None:
+            raise
+        raise known from None
+    held = Path(os.path.abspath(state_dir))
     try:
         deadline = time.monotonic() + wait_seconds
         while True:
@@ -53,6 +68,8 @@ def writer_lock(state_dir: Path, wait_seconds: float = 0.0) -> Iterator[None]:
         handle.truncate()
         handle.write(f"memdream pid {os.getpid()}\n")
         handle.flush()
+        _HELD.add(held)
         yield
     finally:
+        _HELD.discard(held)
         handle.close()

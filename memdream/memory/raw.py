@@ -103,19 +103,45 @@ class RawLayer:
 
     # -- reading --------------------------------------------------------------------------------
     def iter_lines(self, name: str) -> Iterator[str]:
-        with open(self.segment_path(name), encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield line.rstrip("\n")
+        for _, line in self._numbered_lines(name):
+            yield line
+
+    def _numbered_lines(self, name: str) -> Iterator[tuple[int, str]]:
+        """(line number, text) of the non-blank lines of a segment, newline removed."""
+        with open(self.segment_path(name), "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if raw.strip():
+                    try:
+                        yield number, raw.decode("utf-8").rstrip("\n")
+                    except UnicodeDecodeError as error:
+                        raise self.damaged(name, number, error) from None
 
     def iter_events(self, names: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """(segment name, event) for the given segments (default: all in the manifest, present ones)."""
         for name in names if names is not None else [record.segment for record in self.manifest()]:
             if self.segment_path(name).exists():
                 with open(self.segment_path(name), "rb") as handle:
-                    for line in handle:
+                    for number, line in enumerate(handle, 1):
                         if line.strip():
-                            yield name, loads(line)
+                            yield name, self._event_of(name, number, line)
+
+    def _event_of(self, name: str, number: int, line: bytes | str) -> dict[str, Any]:
+        """The event of one segment line; :class:`InvalidMemory` naming the place when it is damaged."""
+        try:
+            event = loads(line)
+        except ValueError as error:  # json.JSONDecodeError, fastjson.LimitError, UnicodeDecodeError
+            raise self.damaged(name, number, error) from None
+        if not isinstance(event, dict):
+            raise self.damaged(name, number, TypeError("not a JSON object"))
+        return event
+
+    @staticmethod
+    def damaged(name: str, number: int, error: Exception) -> InvalidMemory:
+        """The one-line error for line ``number`` of segment ``name`` that is not a stored event
+        (for every reader of segments: dream, recall's index, ingest's dedup)."""
+        reason = " ".join(str(error).split())[:120]
+        return InvalidMemory(f"raw/{SEGMENTS}/{name}:{number}: damaged raw segment ({type(error).__name__}: "
+                             f"{reason}); restore it from git, then run `memdream lint`")
 
     def keys(self) -> dict[tuple[str, str], str]:
         """(session, id) -> event hash for every event the raw layer holds: the dedup index."""
@@ -134,14 +160,16 @@ class RawLayer:
             return [(_unescape(session), _unescape(event_id), digest) for session, event_id, digest in rows]
         if not self.segment_path(name).exists():
             return []  # cloned without the raw layer: nothing to deduplicate against
-        found = [self._row_of(line) for line in self.iter_lines(name)]
+        found = [self._row_of(name, number, line) for number, line in self._numbered_lines(name)]
         self._write_keys(name, found)
         return found
 
-    @staticmethod
-    def _row_of(line: str) -> tuple[str, str, str]:
-        event = loads(line)
-        return (event["session"], event["id"], event_hash(line))
+    def _row_of(self, name: str, number: int, line: str) -> tuple[str, str, str]:
+        event = self._event_of(name, number, line)
+        try:
+            return (event["session"], event["id"], event_hash(line))
+        except KeyError as error:
+            raise self.damaged(name, number, KeyError(f"no {error} field")) from None
 
     def _write_keys(self, name: str, rows: list[tuple[str, str, str]]) -> None:
         write_atomic(self.keys_path(name), "".join(_key_line(*row) for row in rows))
@@ -172,9 +200,11 @@ class RawLayer:
         """Hash and count a segment file already in place."""
         digest, count, first, last = hashlib.sha256(), 0, "", ""
         with open(self.segment_path(name), "rb") as handle:
-            for raw in handle:
+            for number, raw in enumerate(handle, 1):
                 digest.update(raw)
-                ts = loads(raw)["ts"]
+                ts = self._event_of(name, number, raw).get("ts")
+                if not isinstance(ts, str):
+                    raise self.damaged(name, number, KeyError("no 'ts' field"))
                 first, last, count = first or ts, ts, count + 1
         return SegmentRecord(name, digest.hexdigest(), count, first, last, now)
 

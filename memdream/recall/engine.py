@@ -21,7 +21,7 @@ from memdream.memory.paths import MemoryPaths
 from memdream.recall import index as index_mod
 from memdream.recall.index import CardDoc, CardIndex, compact_name, file_stamp
 from memdream.recall.rank import RawRanker, StaticScores, Weights, rank_cards
-from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text
+from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text, untrusted
 from memdream.recall.text import tokenize
 from memdream.recall.usage import UsageLog, counts_at
 
@@ -306,7 +306,8 @@ class Recaller:
             ref = f"log://{event.get('session', '')}#{event.get('id', '')}"
             yield Item(source="raw", id=ref, type=str(event.get("kind", "")),
                        score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
-                       text=raw_text(event, query_tokens, self.meta.trim_above), evidence=[ref])
+                       text=raw_text(event, query_tokens, self.meta.trim_above), evidence=[ref],
+                       untrusted=untrusted(event))
 
     # -- resident instructions ---------------------------------------------------------------------
     def _add_resident(self, budget: Budget, items: list[Item], cited: set[str]) -> None:

@@ -37,6 +37,7 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
 
     def command() -> None:
+        from memdream.memory.journal import require_settled
         from memdream.memory.locate import find_memory_root
         from memdream.recall.command import run
         from memdream.recall.engine import RecallOptions
@@ -44,7 +45,9 @@ def main(argv: list[str]) -> int:
         options = RecallOptions(budget=args.budget, card_type=args.card_type, status=args.status,
                                 subject=args.subject, since=args.since, include_archived=args.include_archived,
                                 scope=args.scope)
-        run(find_memory_root(args.memory), args.query, args.queries, options, as_json=args.output == "json")
+        root = find_memory_root(args.memory)
+        require_settled(root)  # one stat: a killed dream's half-written cards are never served
+        run(root, args.query, args.queries, options, as_json=args.output == "json")
 
     return guarded(command)
 

@@ -205,14 +205,17 @@ def read_pickle(path: Path) -> Any:
 
 def write_pickle(path: Path, payload: Any) -> None:
     """Atomic: concurrent recalls see the old cache or the new one. A read-only memory just skips it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as handle:
             pickle.dump((INDEX_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
-    except OSError:
-        pass
+    except OSError:  # a full disk leaves no half-written temporary file behind either
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 # -- building -------------------------------------------------------------------------------------
@@ -334,11 +337,11 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
     last_of_session: dict[str, int] = {}
     offset = 0
     with open(path, "rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, start=1):
             start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
-            event = json.loads(raw)
+            event = _event(raw, segment, number)
             if event.get("kind") not in RAW_KINDS or event.get("tool") in BOOKKEEPING_TOOLS:
                 continue
             doc = len(index.offsets)
@@ -448,8 +451,24 @@ def read_events(paths: MemoryPaths, segment: str, offsets: Iterable[int]) -> dic
     with open(segment_path(paths, segment), "rb") as handle:
         for offset in sorted(set(offsets)):
             handle.seek(offset)
-            events[offset] = json.loads(handle.readline())
+            events[offset] = _event(handle.readline(), segment, offset)
     return events
+
+
+def _event(raw: bytes, segment: str, where: int) -> dict[str, Any]:
+    """One stored event; a damaged line is one clear error naming the segment (``where``: its line,
+    or the byte offset the index recorded)."""
+    try:
+        event = json.loads(raw)
+    except ValueError as error:
+        from memdream.memory.raw import RawLayer
+
+        raise RawLayer.damaged(segment, where, error) from None
+    if not isinstance(event, dict):
+        from memdream.memory.raw import RawLayer
+
+        raise RawLayer.damaged(segment, where, ValueError("not a JSON object"))
+    return event
 
 
 def idf(documents: int, frequency: int) -> float:

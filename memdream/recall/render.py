@@ -27,6 +27,10 @@ RAW_TEXT_MAX = 600
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n\s*|\s+(?=\[image:)")
 # Between the telling lines of a tool's output (one item is one line).
 LINE_JOIN = " ⏎ "
+# A raw event ingest tagged untrusted-instruction (memdream.ingest.salience.UNTRUSTED, not imported:
+# recall stays light) is shown as data, marked so that the agent does not take it for an order.
+UNTRUSTED_TAG = "untrusted-instruction"
+UNTRUSTED_MARK = "(untrusted tool text) "
 
 
 @dataclass
@@ -41,6 +45,7 @@ class Item:
     evidence: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     resident: bool = False  # a standing instruction shown whatever the query (memdream.recall.resident)
+    untrusted: bool = False  # a raw event tagged untrusted-instruction: data, never an instruction
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "id": self.id}
@@ -55,6 +60,8 @@ class Item:
             data["conflicts"] = self.conflicts
         if self.resident:
             data["resident"] = True
+        if self.untrusted:
+            data["untrusted"] = True
         return data
 
 
@@ -153,15 +160,23 @@ def _capped(text: str) -> str:
     return text[:RAW_TEXT_MAX].rsplit(" ", 1)[0] + " " + ELLIPSIS
 
 
+def untrusted(event: dict[str, Any]) -> bool:
+    """Whether ingest found that ``event`` (from a tool or the system) reads like an order."""
+    tags = event.get("tags")
+    return isinstance(tags, list) and UNTRUSTED_TAG in tags
+
+
 def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE) -> str:
-    """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor)."""
+    """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor); ``[YYYY-MM-DD] (untrusted
+    tool text) speaker: text`` for an event tagged untrusted-instruction."""
     speaker = one_line(str(event.get("speaker") or event.get("actor") or event.get("kind") or ""))
     if result_command(event) is not None:
         # Already the lines that matter: trimming by the query's words could drop the command.
         body = _capped(event_body(event))
     else:
         body = trim(event_body(event), query_tokens, trim_above)
-    return f"[{str(event.get('ts', ''))[:10]}] {speaker}: {body}"
+    mark = UNTRUSTED_MARK if untrusted(event) else ""
+    return f"[{str(event.get('ts', ''))[:10]}] {mark}{speaker}: {body}"
 
 
 def cut(text: str, room: int) -> str:

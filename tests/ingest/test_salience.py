@@ -17,6 +17,7 @@ from memdream.ingest.salience import (
     WEAK,
     WORKAROUND,
     SalienceTagger,
+    normalize_for_matching,
     reads_like_instruction,
 )
 
@@ -293,6 +294,7 @@ _FRAGMENTS = [
     "developer message", "remember", "memorize", "memorise", "save", "store", "this", "that", "the following",
     "memory", "rule", "fact", "curl", "http://x", "|", "sh", "bash", "you are now", "act as", "all", "the",
     ".", "\n", " ", "  ", "\t", "ok", "tests", "green", "Act", "As", "\u017fave", "\u0131gnore", "K",
+    "\u200b", "\x7f", "\x08", "\u00a0", "\uff29gnore", "SYSTEM:", "<|im_start|>", "[INST]", "###", "Instruction:", "above", "everything",
 ]
 
 
@@ -300,7 +302,7 @@ _FRAGMENTS = [
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map(" ".join)
        | st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map("".join) | st.text(max_size=60))
 def test_the_word_precheck_never_hides_a_match(text: str) -> None:
-    assert reads_like_instruction(text) == bool(_INSTRUCTION.search(text))
+    assert reads_like_instruction(text) == bool(_INSTRUCTION.search(normalize_for_matching(text)))
 
 
 def test_injections_hidden_with_unicode_case_tricks_are_still_found() -> None:

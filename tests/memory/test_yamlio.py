@@ -59,3 +59,60 @@ _text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 def test_any_card_text_round_trips(statement: str, value: str, subject: str) -> None:
     card = Card.from_dict(card_data(statement=statement, value=value, subject=subject))
     assert Card.from_dict(yamlio.loads(yamlio.dumps(card.to_dict()))) == card
+
+
+# -- hostile memory files: refused before a document is built ------------------------------------
+
+BILLION_LAUGHS = "".join(
+    [f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 9 if level else ['"lol"'] * 9) + "]\n"
+     for level in range(9)]
+)
+
+
+def _refused(text: str) -> yamlio.UnsafeYAML:
+    with pytest.raises(yamlio.UnsafeYAML) as caught:
+        yamlio.loads(text)
+    return caught.value
+
+
+@pytest.mark.parametrize("text", [BILLION_LAUGHS, "a: &x 1\n", "a: *x\n", "a: !!str &x 1\n"])
+def test_aliases_and_anchors_are_refused(text: str) -> None:
+    error = _refused(text)
+    assert error.problem == yamlio.ALIAS_PROBLEM
+    assert error.problem_mark is not None and error.problem_mark.line == 0
+
+
+def test_ampersands_and_stars_in_text_are_fine() -> None:
+    assert yamlio.loads("a: R&D uses *.py and 'x &y *z'\n") == {"a": "R&D uses *.py and 'x &y *z'"}
+
+
+def test_duplicate_keys_are_refused_where_they_repeat() -> None:
+    error = _refused("id: f-1\nstatus: verified\nnested:\n  x: 1\n  x: 2\n")
+    assert error.problem == "duplicate key 'x'"
+    assert error.problem_mark is not None and (error.problem_mark.line, error.problem_mark.column) == (4, 2)
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 40 + "]" * 40 + "\n", "- " * 40 + "x\n",
+                                  "a: " + "[" * 40 + "'&'" + "]" * 40 + "\n"])
+def test_deep_nesting_is_refused(text: str) -> None:
+    assert "nested deeper than 32 levels" in str(_refused(text).problem)
+
+
+def test_nesting_up_to_the_limit_is_fine() -> None:
+    data = yamlio.loads("[" * 32 + "]" * 32)
+    for _ in range(31):
+        data = data[0]
+    assert data == []
+
+
+def test_oversized_text_is_refused_before_parsing(tmp_path: Path) -> None:
+    assert "larger than 1 MiB" in str(_refused("a: " + "x" * yamlio.MAX_YAML_BYTES).problem)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * (2 * yamlio.MAX_YAML_BYTES))
+    with pytest.raises(yamlio.UnsafeYAML, match="larger than 1 MiB"):
+        yamlio.load_file(big)
+
+
+def test_load_file_reads_no_further_than_the_limit() -> None:
+    with pytest.raises(yamlio.UnsafeYAML, match="larger than 1 MiB"):
+        yamlio.load_file(Path("/dev/zero"))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from memdream import fastjson
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Event,
@@ -89,15 +90,12 @@ def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
     if not stripped:
         return []
     try:
-        document = json.loads(stripped)
+        document = fastjson.loads(stripped)  # refuses what is nested too deeply, before parsing
     except json.JSONDecodeError as exc:
         if stripped.startswith("["):
             ctx.bad(_line_of(text, text.find(stripped) + exc.pos), json_error(exc))
             return []
         return None  # several JSON values, one per line
-    except RecursionError:
-        ctx.bad(1, "not valid JSON: nested too deeply")
-        return []
     if isinstance(document, list):
         return _with_lines(text, text.find("["), document)
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
