@@ -262,13 +262,13 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
     for card_id, card in sorted(ctx.cards.items()):
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
-        data = _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS)
+        data = _valid(f"card {card_id}", "card", _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS))
         if old is not None and old[0] == data and old[1] == target:
             continue
         changes.append(FileChange(target, "write", yamlio.dumps(data)))
         if old is not None and old[1] != target:
             changes.append(FileChange(old[1], "delete"))
-    plan_data = _redacted_plan(redactor, ctx.plan.to_dict())
+    plan_data = _valid(PLAN_FILE, "plan", _redacted_plan(redactor, ctx.plan.to_dict()))
     if plan_data != plan_before:
         changes.append(FileChange(PLAN_FILE, "write", yamlio.dumps(plan_data)))
     if changes or ctx.ops:
@@ -293,10 +293,30 @@ _AUDIT_TEXT_FIELDS = ("reason",)
 
 def _redacted_fields(redactor: Redactor, data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """``data`` with the string fields ``names`` redacted (together: a fact's ``value`` whose
-    ``attribute`` is ``password`` is a secret), before any serialization."""
+    ``attribute`` is ``password`` is a secret), before any serialization. A tag that held a
+    secret is dropped: a placeholder is no valid tag."""
     fields = {name: data[name] for name in names if name in data}
     redacted, counts = redactor.redact_obj(fields)
-    return {**data, **redacted} if counts else data
+    if not counts:
+        return data
+    if "tags" in redacted:
+        redacted["tags"] = [tag for tag in redacted["tags"] if "[REDACTED:" not in tag]
+        if not redacted["tags"]:
+            del redacted["tags"]
+            data = {key: value for key, value in data.items() if key != "tags"}
+    return {**data, **redacted}
+
+
+def _valid(what: str, schema: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` when it passes its schema; else the run stops before writing anything: dream never
+    commits what lint would reject (this is a bug guard, not a user error)."""
+    from memdream import schemas
+
+    errors = schemas.iter_errors(schema, data)
+    if errors:
+        where = "/".join(str(part) for part in errors[0].absolute_path) or "(top)"
+        raise InvalidMemory(f"dream made an invalid {what} ({where}: {errors[0].message}); nothing was written")
+    return data
 
 
 def _redacted_plan(redactor: Redactor, data: dict[str, Any]) -> dict[str, Any]:
