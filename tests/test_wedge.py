@@ -140,7 +140,8 @@ def test_readers_refuse_a_memory_with_an_interrupted_dream_until_dream_recovers(
     assert journal_path(ingested).exists() and git(ingested, "rev-parse", "HEAD") == head
     assert git(ingested, "status", "--porcelain")  # half-written tracked files
     for args in (["lint", ingested], ["lint", "-m", ingested, "-f", "json"], ["recall", "deploy", "-m", ingested],
-                 ["cards", "-m", ingested], ["show", "f-anything", "-m", ingested]):
+                 ["cards", "-m", ingested], ["show", "f-anything", "-m", ingested],
+                 ["dream", "--dry-run", "-m", ingested]):  # a dry run cannot recover: it must not read either
         done = memdream(*args)
         assert (done.returncode, done.stderr, done.stdout) == (1, PENDING, ""), args
     typer_recall = run("recall", "deploy", "-m", ingested)  # the typer command, not the fast path

@@ -189,6 +189,10 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None) -
     ('' turns a configured one off).
     """
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
+        if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
+            from memdream.memory.journal import require_settled
+
+            require_settled(memory.root)
         recovered = False if dry_run else _recover(memory)
         _require_clean(memory)
         return _dream_locked(memory, dry_run, recovered, extractor)
