@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdream.factkey import FactKey as FactKey
+from memdream.factkey import normalize_name as normalize_name
+from memdream.factkey import normalize_value as normalize_value
 from memdream.memory.card import Card, Evidence
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings
@@ -15,32 +17,6 @@ from memdream.memory.settings import Settings
 # outcomes are external verification ("strong"); what the agent noted or said is not.
 WEIGHT = {"observation": 0.6, "feedback": 0.7, "outcome": 0.6, "note": 0.3, "message": 0.2, "plan": 0.2}
 STRONG = frozenset({"observation", "feedback", "outcome"})
-
-_SEPARATORS = re.compile(r"[\s_]+")
-
-
-def normalize_name(text: str) -> str:
-    """Subjects and attributes compare case-insensitively with spaces/underscores as hyphens."""
-    return _SEPARATORS.sub("-", text.strip().lower()).strip("-")
-
-
-def normalize_value(text: str) -> str:
-    """Values that differ only in case, spacing or trailing punctuation are the same value."""
-    return " ".join(text.strip().lower().split()).rstrip(" ./")
-
-
-@dataclass(frozen=True, order=True)
-class FactKey:
-    subject: str
-    attribute: str
-
-    @classmethod
-    def of(cls, subject: str, attribute: str) -> FactKey:
-        return cls(normalize_name(subject), normalize_name(attribute))
-
-    def __str__(self) -> str:
-        return f"({self.subject}, {self.attribute})"
-
 
 @dataclass(frozen=True)
 class Piece:

@@ -137,17 +137,21 @@ def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
     The one exception is an explicit divergence: several cards on one key, all marked
     ``conflicting``, which recall shows together until evidence settles it.
     """
-    holders: dict[tuple[str, str], list[Document]] = {}
+    from memdream.factkey import FactKey
+
+    holders: dict[FactKey, list[Document]] = {}
     for document in files.cards:
         if document.card_file is not None and document.card_file.archived:
             continue  # an archived card with an active status is reported by check_placement
         subject, attribute, status = document.get("subject"), document.get("attribute"), document.get("status")
         if isinstance(subject, str) and isinstance(attribute, str) and status in ACTIVE_STATUSES:
-            holders.setdefault((subject, attribute), []).append(document)
-    for (subject, attribute), documents in holders.items():
+            # The key as dream and recall read it: "Export Bucket" and "export-bucket" are one key.
+            holders.setdefault(FactKey.of(subject, attribute), []).append(document)
+    for documents in holders.values():
         if len(documents) < 2 or all(document.get("status") == "conflicting" for document in documents):
             continue
         first = documents[0]
+        subject, attribute = first.get("subject"), first.get("attribute")
         for document in documents[1:]:
             yield _at(document, ["attribute"], "fact-key",
                       f"fact key ({subject}, {attribute}) already has an active card: {_card_id(first)} "

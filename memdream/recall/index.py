@@ -234,7 +234,7 @@ def compact_name(text: str) -> str:
 
 
 def build_card_index(memory: Memory, stamp: str) -> CardIndex:
-    from memdream.dream.model import normalize_name
+    from memdream.factkey import normalize_name
     from memdream.memory.cardcache import load_cards
     from memdream.recall.resident import is_resident
 

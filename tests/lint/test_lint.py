@@ -151,3 +151,14 @@ def test_evidence_must_name_raw_events_when_the_raw_layer_is_here(memory: Path, 
         (13, "provenance", "log://s-1#r9 names no event in the raw layer"),
         (16, "provenance", "hash of log://s-1#r1 does not match the raw event (the event or the card changed)"),
     ]
+
+
+def test_one_fact_key_however_it_is_spelled(memory: Path, write_card, run) -> None:
+    """Lint reads the fact key as dream and recall do: "Export Bucket" and "export-bucket" are one key."""
+    write_card(id="f-000001", subject="export-bucket", attribute="region")
+    write_card(id="f-000002", subject="Export Bucket", attribute="Region", value="us-east-1",
+               statement="The export bucket is in us-east-1.")
+    result = run("lint", memory, "--format", "json")
+    findings = [item for item in json.loads(result.stdout)["findings"] if item["rule"] == "fact-key"]
+    assert result.exit_code == 1 and len(findings) == 1
+    assert "f-000001" in findings[0]["message"] and findings[0]["path"].endswith("f-000002.yaml")

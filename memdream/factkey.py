@@ -1,0 +1,34 @@
+"""The fact key: ``(subject, attribute)``, the single source of truth of a fact. One definition,
+used by dream (which card a piece of evidence is about), recall (one item per key) and lint (at most
+one active card per key): "Export Bucket" and "export_bucket" are one key everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SEPARATORS = re.compile(r"[\s_]+")
+
+
+def normalize_name(text: str) -> str:
+    """Subjects and attributes compare case-insensitively with spaces/underscores as hyphens."""
+    return _SEPARATORS.sub("-", text.strip().lower()).strip("-")
+
+
+def normalize_value(text: str) -> str:
+    """Values that differ only in case, spacing or trailing punctuation are the same value."""
+    return " ".join(text.strip().lower().split()).rstrip(" ./")
+
+
+@dataclass(frozen=True, order=True)
+class FactKey:
+    subject: str
+    attribute: str
+
+    @classmethod
+    def of(cls, subject: str, attribute: str) -> FactKey:
+        return cls(normalize_name(subject), normalize_name(attribute))
+
+    def __str__(self) -> str:
+        return f"({self.subject}, {self.attribute})"
