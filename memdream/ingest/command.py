@@ -31,6 +31,8 @@ def render(report: IngestReport) -> None:
     future = report.total("future_timestamps")
     if future:
         console.print(f"{future} event(s) dated more than a day ahead of the clock: kept, tagged future-ts")
+    for path in report.empty:
+        console.print(f"empty file skipped: {path}")
     for path in report.missing:
         console.print(f"spooled transcript no longer exists: {path}")
     for problem in report.failed:

@@ -79,6 +79,7 @@ class IngestReport:
     recovered: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # spooled transcripts that no longer exist
     failed: list[str] = field(default_factory=list)  # spooled transcripts that could not be read
+    empty: list[str] = field(default_factory=list)  # empty files of a folder, skipped
     commit: str | None = None
 
     def total(self, name: str) -> int:
@@ -100,7 +101,7 @@ class IngestReport:
             "redactions": dict(sorted(self.redactions.items())),
             "segments": [record.__dict__ for record in self.segments],
             "recovered_segments": self.recovered, "missing_transcripts": self.missing,
-            "failed_transcripts": self.failed, "commit": self.commit,
+            "failed_transcripts": self.failed, "empty_files": self.empty, "commit": self.commit,
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
                  "duplicates": r.duplicates, "changed": r.changed, "future_timestamps": r.future_timestamps,
@@ -337,7 +338,12 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
         try:
             report.recovered = run.start()
             for source in sources:
-                report.sources.append(run.ingest_source(source))
+                try:
+                    report.sources.append(run.ingest_source(source))
+                except sources_mod.EmptyInput:
+                    if not source.in_folder:
+                        raise
+                    report.empty.append(source.name)
             for source in spooled:  # hook transcripts: --format is about the named inputs
                 try:
                     report.sources.append(run.ingest_source(source, detect_format=True))

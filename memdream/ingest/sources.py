@@ -72,6 +72,11 @@ class _Rewindable(io.RawIOBase):
         return len(data)
 
 
+class EmptyInput(InvalidInput):
+    """A source with nothing in it: fatal when named, skipped inside a folder (agents leave empty
+    transcripts behind: ``~/.claude/projects`` has them)."""
+
+
 @dataclass(frozen=True)
 class Source:
     """One input stream: shown as ``name`` in messages; ``path`` is None for stdin."""
@@ -79,6 +84,7 @@ class Source:
     name: str
     path: Path | None
     stdin: BinaryIO | None = None
+    in_folder: bool = False  # found by walking a folder: an empty one is skipped, not fatal
 
     @property
     def stem(self) -> str:
@@ -107,7 +113,7 @@ def resolve(arguments: list[str]) -> list[Source]:
             )
             if not found:
                 raise InvalidInput(f"{argument}: no log files ({', '.join(LOG_SUFFIXES)}) in this folder")
-            sources.extend(Source(str(item), item) for item in found)
+            sources.extend(Source(str(item), item, in_folder=True) for item in found)
         elif path.is_file():
             sources.append(Source(argument, path))
         else:
@@ -120,7 +126,7 @@ def head_text(source: Source, stream: BinaryIO) -> str:
     head = stream.read(HEAD_BYTES)
     stream.seek(0)
     if not head.strip():
-        raise InvalidInput(f"{source.name}: empty input, nothing to ingest")
+        raise EmptyInput(f"{source.name}: empty input, nothing to ingest")
     if b"\x00" in head:
         raise InvalidInput(f"{source.name}: binary data, not a text log")
     try:

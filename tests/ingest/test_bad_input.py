@@ -291,3 +291,23 @@ def test_future_timestamps_are_counted_and_do_not_change_ids(tmp_path: Path) -> 
     again = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "-o", "json"],
                            capture_output=True, text=True, env=env)
     assert json.loads(again.stdout)["added"] == 0
+
+
+def test_an_empty_transcript_in_a_folder_is_skipped_and_reported(tmp_path: Path) -> None:
+    from memdream.memory.create import init_memory
+
+    root = tmp_path / "memory"
+    init_memory(root)
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "a-empty.jsonl").write_text("", encoding="utf-8")
+    (folder / "b.jsonl").write_text(json.dumps({"session": "s", "ts": "2026-01-01T00:00:00Z", "kind": "note",
+                                                "text": "kept"}) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(folder), "-m", str(root), "-o", "json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["added"] == 1 and report["empty_files"] == [str(folder / "a-empty.jsonl")]
+    named = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(folder / "a-empty.jsonl"), "-m", str(root)],
+                           capture_output=True, text=True)
+    assert named.returncode == 1 and named.stderr.strip().endswith("empty input, nothing to ingest")
