@@ -16,6 +16,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
+from memdream.dream.extractors._events import scope_tags
 from memdream.dream.extractors.errors import TEST_RUNNERS
 from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece
@@ -149,8 +150,7 @@ def _new_card(ctx: DreamContext, key: FactKey, induced: Induced) -> Card:
     card = Card(id=card_id("s", key, induced.value, first, ctx.cards), type="strategy", subject=subject,
                 attribute=attribute, value=induced.value, statement=".", scope=subject, status="inferred",
                 confidence=0.0, evidence=[], created_at=ctx.now, updated_at=ctx.now,
-                ttl_policy=str(ctx.settings.get("dream.decay.default_ttl")), tags=[f"project:{subject}", "workflow"]
-                if subject != "global" else ["workflow"])
+                ttl_policy=str(ctx.settings.get("dream.decay.default_ttl")), tags=[*scope_tags(subject), "workflow"])
     ctx.cards[card.id] = card
     return card
 

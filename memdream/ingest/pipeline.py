@@ -38,6 +38,7 @@ from memdream.ingest import spool
 from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl
 from memdream.ingest.dedup import REPEATED, STORED, DedupIndex
 from memdream.ingest.prepare import BAD, READY, redact_event
+from memdream.ingest.project import PROJECT_TAG
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.validate import DEFAULT_ACTOR, FUTURE_TAG, first_error, fit_caps
 from memdream.memory.lock import lock_wait_seconds, writer_lock
@@ -303,9 +304,9 @@ def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) ->
     The ``project:`` tag is not part of what an event is (adapters add it from where the session
     ran, which older versions did not): events ingested before it keep their ids."""
     tags = event.get("tags")
-    if tags and any(tag.startswith("project:") or tag == FUTURE_TAG for tag in tags):
+    if tags and any(tag.startswith(PROJECT_TAG) or tag == FUTURE_TAG for tag in tags):
         # Nor is ``future-ts``, which depends on when it was ingested.
-        kept = [tag for tag in tags if not tag.startswith("project:") and tag != FUTURE_TAG]
+        kept = [tag for tag in tags if not tag.startswith(PROJECT_TAG) and tag != FUTURE_TAG]
         event = {key: value for key, value in event.items() if key != "tags"}
         if kept:
             event["tags"] = kept

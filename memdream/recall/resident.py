@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from memdream.ingest.project import PROJECT_TAG
+
 if TYPE_CHECKING:
     from memdream.recall.index import CardDoc
 
 RESIDENT_TAGS = frozenset({"instruction", "preference", "correction"})
 GLOBAL_SCOPE = "global"
-PROJECT_TAG = "project:"
 
 
 def is_resident(card_type: str, tags: Iterable[str]) -> bool:

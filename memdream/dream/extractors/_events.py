@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from memdream.dream.model import Piece
+from memdream.ingest.project import PROJECT_TAG
 from memdream.ingest.salience import UNTRUSTED
 from memdream.memory.raw import canonical_bytes, event_hash, event_ref
 from memdream.toolcalls import command_line, is_shell
 
-PROJECT_TAG = "project:"
 SUMMARY_TAG = "summary"
 GLOBAL_SCOPE = "global"
 PROJECT_LOOKAHEAD = 16

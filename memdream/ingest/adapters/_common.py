@@ -17,12 +17,12 @@ from typing import Any
 
 from memdream import fastjson, schemas
 from memdream.ingest.adapters import ParseContext
+from memdream.ingest.project import PROJECT_TAG
 from memdream.ingest.validate import FUTURE_TAG, calendar_valid, fast_valid, is_future, ts_problem
 
 Event = dict[str, Any]
 
 GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
-PROJECT_TAG = "project:"
 MAX_ID = 256  # raw-event.schema.json
 # Todo statuses as Claude Code's TodoWrite and Codex's update_plan write them.
 _PLANNED = ("pending", "in_progress")
