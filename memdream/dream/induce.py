@@ -21,7 +21,7 @@ from memdream.dream.extractors.errors import TEST_RUNNERS
 from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece
 from memdream.dream.values import confidence, same_value, status_of
-from memdream.dream.verify import MAX_EVIDENCE, card_id
+from memdream.dream.verify import card_id
 from memdream.memory.card import Card
 
 HISTORY = 50  # workflow pieces kept per key between runs
@@ -111,8 +111,13 @@ def _failing(history: list[Piece], heads: set[str]) -> list[Piece]:
     return failed if len(failed) >= 2 else []
 
 
+# A strategy's evidence is the sessions of its window, not its whole history: it is induced
+# anew from them each time (the card shows the newest few; the audit files hold these).
+WINDOW_EVIDENCE = 25
+
+
 def _evidence(induced: Induced) -> list[Piece]:
-    return sorted([*induced.supporters, *induced.against], key=lambda p: (p.ts, p.ref))[-MAX_EVIDENCE:]
+    return sorted([*induced.supporters, *induced.against], key=lambda p: (p.ts, p.ref))[-WINDOW_EVIDENCE:]
 
 
 def _derived_from(ctx: DreamContext, scope: str, shown: list[str]) -> list[str]:
@@ -131,7 +136,7 @@ def _fill(ctx: DreamContext, card: Card, key: FactKey, induced: Induced, demoted
     kind = key.attribute.removeprefix("workflow:").strip("-: ")
     card.statement = statement(card.scope or "global", kind, induced)
     card.value = induced.value
-    card.evidence = [piece.evidence() for piece in pieces]
+    card.evidence, card.evidence_count = [piece.evidence() for piece in pieces], None
     card.confidence = confidence(supports, against)
     if demoted:
         card.confidence = round(card.confidence * 0.5, 2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memdream.dream.model import DreamContext, FactKey, Operation
 from memdream.memory.card import Card
+from memdream.memory.evidence_log import union
 
 
 def _threshold(ctx: DreamContext) -> float:
@@ -41,10 +42,8 @@ def canonicalize_keys(ctx: DreamContext) -> None:
             ctx.key_names.setdefault(target, names)
 
 
-def _union_evidence(keep: Card, drop: Card) -> None:
-    refs = {item.ref for item in keep.evidence}
-    keep.evidence = sorted([*keep.evidence, *(e for e in drop.evidence if e.ref not in refs)],
-                           key=lambda e: (e.ts or "", e.ref))[-25:]
+def _union_evidence(ctx: DreamContext, keep: Card, drop: Card) -> None:
+    keep.evidence = union(ctx.full_evidence(keep), ctx.full_evidence(drop))
 
 
 def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
@@ -67,7 +66,7 @@ def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
                 if fuzz.token_set_ratio(keep.statement, drop.statement) < _threshold(ctx):
                     continue
                 before = keep.confidence
-                _union_evidence(keep, drop)
+                _union_evidence(ctx, keep, drop)
                 keep.confidence = max(keep.confidence, drop.confidence)
                 keep.updated_at = drop.updated_at = ctx.now
                 drop.status, drop.superseded_by = "superseded", sorted({*drop.superseded_by, keep.id})

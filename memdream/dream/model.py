@@ -127,6 +127,19 @@ class KeyStats:
 
 
 @dataclass
+class AttributeStats:
+    """The tool readings of one attribute summed over all its subjects: a key read once cannot show
+    that it changes, its attribute can (the cpu-load of ten services re-read and changed each time)."""
+
+    re_reads: int = 0  # tool readings of a key that had a tool reading before
+    changes: int = 0  # re-reads whose value differed from that key's previous reading
+    subjects: int = 0  # subjects re-read at least once
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"re_reads": self.re_reads, "changes": self.changes, "subjects": self.subjects}
+
+
+@dataclass
 class DreamContext:
     """Everything one dream run reads and changes, in memory. Stages mutate it; nothing else."""
 
@@ -153,6 +166,27 @@ class DreamContext:
     warnings: list[str] = field(default_factory=list)
     # The memory's local, untracked state folder (.memdream/): where extractors may cache; None: no cache.
     state_dir: Path | None = None
+    # The memory's audit folder, where the evidence that cards do not show is held; None: nowhere.
+    audit_dir: Path | None = None
+
+    def full_evidence(self, card: Card) -> list[Evidence]:
+        """The card's whole evidence list, read from the audit files once, and kept on the card:
+        a stage that changes a card's evidence must start from all of it."""
+        if card.evidence_complete:
+            return card.evidence
+        log = self.memo.get("evidence_log")
+        if log is None:
+            from memdream.memory.evidence_log import EvidenceLog
+
+            cache = self.state_dir / "cache" if self.state_dir is not None else None
+            log = EvidenceLog.load(self.audit_dir, cache) if self.audit_dir is not None else EvidenceLog({})
+            self.memo["evidence_log"] = log
+        full = log.of(card)
+        if len(full) < card.total_evidence:
+            self.warnings.append(f"card {card.id}: the audit files hold {len(full)} of its {card.total_evidence} "
+                                 f"pieces of evidence (run `memdream lint`)")
+        card.evidence, card.evidence_count = full, None
+        return full
 
     def active_cards(self) -> list[Card]:
         return [card for card in self.cards.values() if card.is_active]

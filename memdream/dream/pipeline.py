@@ -25,8 +25,9 @@ from memdream.dream import state as state_mod
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
-from memdream.memory.card import Card
+from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import load_cards
+from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
@@ -149,7 +150,7 @@ def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Car
     if events:  # replay selection and extraction only: the statistics admission needs
         replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards(),
                               plan=None, events=events, key_stats={}, sessions_seen=set(),  # type: ignore[arg-type]
-                              state_dir=memory.paths.state)
+                              state_dir=memory.paths.state, audit_dir=memory.paths.audit)
         select.run(replay)
         extract.run(replay)
         known = verify.refs_by_key(replay)
@@ -170,9 +171,11 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 try:
-                    lines.append(json.loads(line))
+                    entry = json.loads(line)
                 except ValueError:
                     continue
+                if isinstance(entry, dict) and entry.get("op") != EVIDENCE_OP:  # not a change to show
+                    lines.append(entry)
     return lines[-index.MAX_RECENT:]
 
 
@@ -226,7 +229,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.run_id = _run_id(now, consumed, len(events))
     ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
                        events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
-                       recent_ops=_recent_ops(memory), state_dir=memory.paths.state)
+                       recent_ops=_recent_ops(memory), state_dir=memory.paths.state,
+                       audit_dir=memory.paths.audit)
     plan_before = ctx.plan.to_dict()
     fixed = _fixed_files(memory)
     report.before = measure(((card, sizes[card.id]) for card in cards.values()), *fixed)
@@ -263,12 +267,14 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
     # memdream.yaml as they are now (a rule added after ingest still keeps its matches out of git).
     redactor = Redactor.from_settings(memory.settings)
     changes: list[FileChange] = []
+    written: list[Card] = []
     for card_id, card in sorted(ctx.cards.items()):
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
         data = _valid(f"card {card_id}", "card", _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS))
         if old is not None and old[0] == data and old[1] == target:
             continue
+        written.append(card)
         changes.append(FileChange(target, "write", yamlio.dumps(data)))
         if old is not None and old[1] != target:
             changes.append(FileChange(old[1], "delete"))
@@ -281,11 +287,29 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
         index_text = redactor.redact(ctx.index_text)[0]  # Markdown: a placeholder changes no meaning
         if current != index_text:
             changes.append(FileChange(INDEX_FILE, "write", index_text))
-    if ctx.ops:
-        audit = "".join(json.dumps(_redacted_fields(redactor, op.to_dict(ctx.run_id), _AUDIT_TEXT_FIELDS),
-                                   ensure_ascii=False) + "\n" for op in ctx.ops)
+    held = _held_evidence(ctx, before, written)
+    if ctx.ops or held:
+        lines = [_redacted_fields(redactor, op.to_dict(ctx.run_id), _AUDIT_TEXT_FIELDS) for op in ctx.ops]
+        lines += held
+        audit = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         changes.append(FileChange(f"{AUDIT_DIR}/{ctx.run_id}.jsonl", "write", audit))
     return changes
+
+
+def _held_evidence(ctx: DreamContext, before: dict[str, Any], written: list[Card]) -> list[dict[str, Any]]:
+    """Audit lines for the evidence that the written cards do not show (see memory/evidence_log.py)."""
+    log = ctx.memo.get("evidence_log")  # loaded when a card that had held evidence was expanded
+    lines = []
+    for card in written:
+        if not card.evidence_complete or len(card.evidence) <= INLINE_EVIDENCE:
+            continue  # evidence untouched since it was read, or all of it on the card
+        # Without the log loaded this run, no card whose evidence the audit holds was touched:
+        # a card that grows past the inline list is logged whole (a repeat would be harmless).
+        held = {item.ref for item in log.refs(card.id)} if log is not None and card.id in before else set()
+        added = [item for item in card.evidence if item.ref not in held]
+        if added:
+            lines.append(evidence_line(ctx.run_id, card.id, added))
+    return lines
 
 
 # The free-text fields of what dream writes; ids, refs, dates and enums are left alone (a

@@ -25,9 +25,6 @@ from memdream.dream.model import DreamContext, FactKey, Operation, Piece
 from memdream.dream.values import confidence, same_value, status_of
 from memdream.memory.card import Card, Evidence
 
-MAX_EVIDENCE = 25  # per card: the newest pieces; confidence saturates long before
-
-
 @dataclass
 class Version:
     """One value a fact key held, with its evidence; maybe already a card."""
@@ -46,6 +43,11 @@ class Version:
     def latest_strong(self) -> str | None:
         return max((piece.ts for piece in self.supports if piece.strong), default=None)
 
+    @property
+    def user_backed(self) -> bool:
+        """The user said this value (a correction, a confirmation or a statement)."""
+        return any(piece.kind == USER_WORD for piece in self.supports)
+
 
 @dataclass
 class Proposal:
@@ -57,13 +59,13 @@ class Proposal:
     active: list[Version]
 
 
-def _pieces_of(card: Card) -> tuple[list[Piece], list[Piece]]:
+def _pieces_of(card: Card, evidence: list[Evidence]) -> tuple[list[Piece], list[Piece]]:
     def piece(evidence: Evidence) -> Piece:
         return Piece(ref=evidence.ref, session=evidence.session, ts=evidence.ts or card.created_at,
                      kind=evidence.kind or "note", stance=evidence.stance, value=card.value, hash=evidence.hash)
 
-    supports = [piece(item) for item in card.evidence if item.stance == "supports"]
-    against = [piece(item) for item in card.evidence if item.stance == "contradicts"]
+    supports = [piece(item) for item in evidence if item.stance == "supports"]
+    against = [piece(item) for item in evidence if item.stance == "contradicts"]
     return supports, against
 
 
@@ -71,6 +73,27 @@ def _find(active: list[Version], value: str | None, threshold: float) -> Version
     if value is None:
         return None
     return next((version for version in active if same_value(version.value, value, threshold)), None)
+
+
+# The precedence dream follows (docs/memory-format.md, "Which evidence wins"): the user's word
+# outranks what a tool read, what a tool read outranks what the agent noted. A newer piece of the
+# same or a higher rank replaces the value; a newer tool reading against the user's word does not
+# (a stale config file read again must not undo a correction): the key becomes conflicting until
+# the user's word or an outcome settles it. Repetition settles nothing: the same stale file is
+# read in every session.
+USER_WORD = "feedback"
+SETTLES_AGAINST_USER = frozenset({USER_WORD, "outcome"})
+
+
+def _contests(piece: Piece, active: list[Version]) -> bool:
+    """A strong piece that is not the user's word, against a value the user gave."""
+    return piece.kind != USER_WORD and any(version.user_backed for version in active)
+
+
+def _settles(piece: Piece, active: list[Version]) -> bool:
+    if not piece.strong or len(active) < 2:
+        return False
+    return piece.kind in SETTLES_AGAINST_USER or not any(version.user_backed for version in active)
 
 
 def fold(active: list[Version], pieces: list[Piece], threshold: float) -> list[Version]:
@@ -91,13 +114,17 @@ def fold(active: list[Version], pieces: list[Piece], threshold: float) -> list[V
             continue
         if match is not None:
             match.supports.append(piece)
-            if piece.strong and len(active) > 1:  # strong evidence settles a conflict
+            if _settles(piece, active):
                 for other in [version for version in active if version is not match]:
                     other.superseded_by, other.cause = match, piece
                 active[:] = [match]
             continue
         newest_strong = max((v.latest_strong() or "" for v in active), default="")
-        if not active or (piece.strong and piece.ts >= newest_strong):
+        if active and piece.strong and piece.ts >= newest_strong and _contests(piece, active):
+            new = Version(piece.value or "", supports=[piece])  # both stay, flagged, until settled
+            active.append(new)
+            versions.append(new)
+        elif not active or (piece.strong and piece.ts >= newest_strong):
             new = Version(piece.value or "", supports=[piece])
             for old in active:
                 old.superseded_by, old.cause = new, piece
@@ -153,8 +180,8 @@ def _evidence(version: Version) -> list[Evidence]:
         items.setdefault(piece.ref, piece.evidence("supports"))
     for piece in sorted(version.against, key=lambda p: (p.ts, p.ref)):
         items.setdefault(piece.ref, piece.evidence("contradicts"))
-    ordered = sorted(items.values(), key=lambda e: (e.ts or "", e.ref))
-    return ordered[-MAX_EVIDENCE:]
+    # All of it: the card file shows the newest few, the audit files hold the rest (evidence_log).
+    return sorted(items.values(), key=lambda e: (e.ts or "", e.ref))
 
 
 def materialize(ctx: DreamContext, proposal: Proposal) -> None:
@@ -231,17 +258,22 @@ def finish_versions(ctx: DreamContext, proposal: Proposal) -> None:
         card.updated_at = ctx.now
 
 
-def propose(ctx: DreamContext, key: FactKey, existing: list[Card], known_refs: set[str]) -> Proposal | None:
-    """Fold the key's new evidence into its versions; None when nothing about it is new."""
+def propose(ctx: DreamContext, key: FactKey, existing: list[Card], cited: list[Card]) -> Proposal | None:
+    """Fold the key's new evidence into its versions; None when nothing about it is new.
+    ``cited``: every card of the key, archived ones too: what they cite is not new."""
     threshold = float(ctx.settings.get("dream.merge.similarity_threshold"))
-    active = []
-    for card in sorted(existing, key=lambda c: c.id):
-        supports, against = _pieces_of(card)
-        active.append(Version(card.value or "", supports=supports, against=against, card=card))
     pending = ctx.key_stats[key].pending if key in ctx.key_stats and not existing else []
-    fresh = [piece for piece in [*pending, *ctx.pieces.get(key, [])] if piece.ref not in known_refs]
+    candidates = [*pending, *ctx.pieces.get(key, [])]
+    if not candidates:
+        return None
+    known = {item.ref for card in cited for item in ctx.full_evidence(card)}
+    fresh = [piece for piece in candidates if piece.ref not in known]
     if not fresh:
         return None
+    active = []
+    for card in sorted(existing, key=lambda c: c.id):
+        supports, against = _pieces_of(card, ctx.full_evidence(card))
+        active.append(Version(card.value or "", supports=supports, against=against, card=card))
     unique = {(piece.ref, piece.stance): piece for piece in fresh}
     # A correction supports the new value and contradicts the old one in one event: the new value
     # first, so that the old one is superseded by it rather than merely rejected.
@@ -251,18 +283,25 @@ def propose(ctx: DreamContext, key: FactKey, existing: list[Card], known_refs: s
     return Proposal(key, names, versions, active)
 
 
-def refs_by_key(ctx: DreamContext) -> dict[FactKey, set[str]]:
-    found: dict[FactKey, set[str]] = {}
+def cards_by_any_key(ctx: DreamContext) -> dict[FactKey, list[Card]]:
+    """Every card of each fact key, archived ones too."""
+    found: dict[FactKey, list[Card]] = {}
     for card in ctx.cards.values():
         if card.attribute is not None:
-            found.setdefault(FactKey.of(card.subject, card.attribute), set()).update(e.ref for e in card.evidence)
+            found.setdefault(FactKey.of(card.subject, card.attribute), []).append(card)
     return found
+
+
+def refs_by_key(ctx: DreamContext) -> dict[FactKey, set[str]]:
+    """The refs each key's cards cite (all of them: reads the audit files for large cards)."""
+    return {key: {item.ref for card in cards for item in ctx.full_evidence(card)}
+            for key, cards in cards_by_any_key(ctx).items()}
 
 
 def run(ctx: DreamContext) -> None:
     """Correct the keys that already have cards; leave proposals for new keys to the admit stage."""
     by_key = ctx.cards_by_key()
-    known = refs_by_key(ctx)
+    every = cards_by_any_key(ctx)
     from memdream.dream.induce import workflow_keys
 
     induced = set(workflow_keys(ctx))  # strategies: many sessions at once, the induce stage's job
@@ -270,7 +309,7 @@ def run(ctx: DreamContext) -> None:
         if key in induced:
             continue
         existing = by_key.get(key, [])
-        proposal = propose(ctx, key, existing, known.get(key, set()))
+        proposal = propose(ctx, key, existing, every.get(key, []))
         if proposal is None:
             continue
         if existing:

@@ -8,10 +8,14 @@ from typing import Any
 # The order fields are written in; git diffs stay small because it never changes.
 CARD_KEY_ORDER = (
     "id", "type", "subject", "attribute", "value", "statement", "scope", "status", "confidence",
-    "evidence", "created_at", "updated_at", "last_verified_at", "ttl_policy", "supersedes",
+    "evidence", "evidence_count", "created_at", "updated_at", "last_verified_at", "ttl_policy", "supersedes",
     "superseded_by", "derived_from", "review", "tags", "importance", "reference_count",
 )
 EVIDENCE_KEY_ORDER = ("ref", "hash", "stance", "kind", "ts")
+
+# A card shows its newest pieces of evidence; the audit files hold all of them (evidence_log.py).
+# Three: enough to see at a glance what backs the value and how recently, at ~200 bytes each.
+INLINE_EVIDENCE = 3
 
 ACTIVE_STATUSES = frozenset({"verified", "inferred", "conflicting"})
 STRONG_EVIDENCE_KINDS = frozenset({"observation", "feedback", "outcome"})
@@ -69,6 +73,9 @@ class Card:
     tags: list[str] = field(default_factory=list)
     importance: float | None = None
     reference_count: int | None = None
+    # The count of all pieces of evidence when ``evidence`` holds only the newest (as read from a
+    # file); None once ``evidence`` is the full list (as dream builds it).
+    evidence_count: int | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Card:
@@ -84,6 +91,7 @@ class Card:
             derived_from=list(data.get("derived_from", [])), review=data.get("review"),
             tags=list(data.get("tags", [])), importance=data.get("importance"),
             reference_count=data.get("reference_count"),
+            evidence_count=_hidden_count(data.get("evidence_count"), len(data["evidence"])),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,7 +99,9 @@ class Card:
         raw: dict[str, Any] = {
             "id": self.id, "type": self.type, "subject": self.subject, "attribute": self.attribute,
             "value": self.value, "statement": self.statement, "scope": self.scope, "status": self.status,
-            "confidence": round(self.confidence, 4), "evidence": [item.to_dict() for item in self.evidence],
+            "confidence": round(self.confidence, 4),
+            "evidence": [item.to_dict() for item in self.evidence[-INLINE_EVIDENCE:]],
+            "evidence_count": self.total_evidence if self.total_evidence > INLINE_EVIDENCE else None,
             "created_at": self.created_at, "updated_at": self.updated_at,
             "last_verified_at": self.last_verified_at, "ttl_policy": self.ttl_policy,
             "supersedes": self.supersedes, "superseded_by": self.superseded_by,
@@ -99,6 +109,15 @@ class Card:
             "importance": self.importance, "reference_count": self.reference_count,
         }
         return {key: raw[key] for key in CARD_KEY_ORDER if raw[key] not in (None, [])}
+
+    @property
+    def total_evidence(self) -> int:
+        return self.evidence_count if self.evidence_count is not None else len(self.evidence)
+
+    @property
+    def evidence_complete(self) -> bool:
+        """Whether ``evidence`` is the full list (else the audit files hold the rest)."""
+        return self.evidence_count is None
 
     @property
     def fact_key(self) -> tuple[str, str] | None:
@@ -110,3 +129,8 @@ class Card:
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
+
+
+def _hidden_count(count: object, inline: int) -> int | None:
+    """``evidence_count`` when it says there is more than the inline list, else None (complete)."""
+    return count if isinstance(count, int) and count > inline else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from memdream.memory.card import Card
 from memdream.memory.store import CardFile, Memory
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: Card.evidence_count
 
 
 @dataclass(frozen=True)

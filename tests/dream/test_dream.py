@@ -131,10 +131,13 @@ def test_metrics_are_reported(dreamed: Path, tmp_path: Path, run, memory: Path) 
          "fact": {"subject": "export-bucket", "attribute": "region", "value": "eu-north-1"}}])
     run("ingest", more, "-m", dreamed)
     report = json.loads(run("dream", "-m", dreamed, "-f", "json").stdout)
-    assert report["before"]["active_cards"] == 4 and report["after"]["active_cards"] == 4
-    assert report["after"]["superseded"] == report["before"]["superseded"] + 1
-    assert sum(report["after"]["confidence"].values()) == 4
-    assert report["counts"] == {"supersede": 1, "add": 1}
+    # The user confirmed eu-central-1: a newer tool reading against the user's word is a conflict
+    # (both shown, flagged), not a replacement.
+    assert report["before"]["active_cards"] == 4 and report["after"]["active_cards"] == 5
+    assert report["after"]["superseded"] == report["before"]["superseded"]
+    assert sum(report["after"]["confidence"].values()) == 5
+    assert report["counts"] == {"conflict": 1, "add": 1}
+    assert {card["status"] for card in active_by_key(dreamed)[("export-bucket", "region")]} == {"conflicting"}
 
 
 def test_a_value_that_keeps_changing_is_archived_as_state(dreamed: Path, tmp_path: Path, run) -> None:

@@ -107,9 +107,10 @@ def test_a_clone_without_raw_layer_or_local_state_dreams_on(ingested: Path, tmp_
     assert json.loads(run("dream", "-m", clone, "-f", "json").stdout)["changes"] == []
     assert git(clone, "rev-parse", "HEAD") == head
     new = write(tmp_path / "new.jsonl", [{"session": "s-09", "ts": "2026-11-13T10:00:00Z", "kind": "tool_result",
-                                          "id": "loc9", "tool": "aws", "ok": True, "text": "eu-north-1",
-                                          "fact": {"subject": "export-bucket", "attribute": "region",
-                                                   "value": "eu-north-1"}}])
+                                          "id": "loc9", "tool": "curl", "ok": True,
+                                          "text": "base: https://api2.acme.example",
+                                          "fact": {"subject": "API", "attribute": "base url",
+                                                   "value": "https://api2.acme.example"}}])
     assert run("ingest", new, "-m", clone).exit_code == 0
     assert (clone / "raw" / "segments" / "000002.jsonl").exists()  # numbering goes on from the manifest
     report = json.loads(run("dream", "-m", clone, "-f", "json").stdout)
