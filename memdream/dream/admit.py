@@ -13,6 +13,15 @@ A new fact key becomes a card only when its admission score is high enough:
 
 Volatile state (the value changes in most observations) and observable state (a tool reads it
 in most sessions) are never admitted, and cards that turn out to be such state are archived.
+
+Volatility is also learned per attribute, across subjects: when the tool re-readings of an attribute,
+summed over all its subjects (:func:`memdream.dream.state.attribute_stats`), changed the value in most
+of them, the attribute is volatile for every subject, even one read only once ("The cpu-load of
+sso-bridge is 7643."). No key of a volatile attribute is admitted, whoever stated its value: a user
+who reports a reading reports state too ("the cpu-load limit is 80" is another attribute). Active fact
+cards of such an attribute are archived, unless ``ttl_policy: keep`` (a person pinned them) or
+``conflicting`` (a person must look).
+
 Keys that are not admitted keep their evidence, pending, for a later dream to reconsider.
 """
 
@@ -21,12 +30,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation
+from memdream.dream.model import AttributeStats, DreamContext, FactKey, KeyStats, Operation
+from memdream.dream.state import attribute_stats
 from memdream.dream.verify import Proposal, finish_versions, materialize, statement_for
 
 MAX_PENDING = 50
 MIN_SESSIONS = 3  # observability needs a few sessions to mean anything
 MIN_CHANGES = 2  # one change is an update (an upgrade, a move), not a volatile state
+# An attribute's volatility needs a few re-reads of more than one subject: one subject's changing
+# value is its key's own business (state_reason), and two upgrades read before and after are not state.
+MIN_ATTRIBUTE_RE_READS = 3
+MIN_ATTRIBUTE_SUBJECTS = 2
+VOLATILE_ATTRIBUTE = "volatile attribute"
 
 
 @dataclass(frozen=True)
@@ -41,6 +56,20 @@ def volatility(stats: KeyStats) -> float:
     if stats.changes < MIN_CHANGES:
         return 0.0
     return stats.changes / (stats.observations - 1)
+
+
+def volatile_attributes(ctx: DreamContext) -> dict[str, AttributeStats]:
+    """The attributes whose tool re-readings, over all subjects, changed the value in most of them."""
+    threshold = float(ctx.settings.get("dream.admit.volatility_threshold"))
+    return {
+        name: stats for name, stats in attribute_stats(ctx.key_stats).items()
+        if stats.re_reads >= MIN_ATTRIBUTE_RE_READS and stats.subjects >= MIN_ATTRIBUTE_SUBJECTS
+        and stats.changes >= MIN_CHANGES and stats.changes / stats.re_reads > threshold
+    }
+
+
+def volatile_reason(attribute: str, stats: AttributeStats) -> str:
+    return f"{VOLATILE_ATTRIBUTE} {attribute}: readings changed on {stats.changes} of {stats.re_reads} re-reads"
 
 
 def observable(stats: KeyStats, sessions_total: int) -> float:
@@ -91,7 +120,11 @@ def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
     return None
 
 
-def assess(ctx: DreamContext, proposal: Proposal, active_cards: int) -> Admission:
+def assess(ctx: DreamContext, proposal: Proposal, active_cards: int,
+           volatile: dict[str, AttributeStats] | None = None) -> Admission:
+    """Whether a new key becomes a card; ``volatile``: :func:`volatile_attributes`, when the caller has it."""
+    if proposal.key.attribute in (volatile_attributes(ctx) if volatile is None else volatile):
+        return Admission(False, 0.0, VOLATILE_ATTRIBUTE)
     ruled = _by_source(ctx, proposal)
     if ruled is not None:
         return ruled
@@ -134,12 +167,29 @@ def _retire_state_cards(ctx: DreamContext) -> None:
                                  [e.ref for e in card.evidence[-3:]], before, card.confidence))
 
 
+def _retire_volatile_attributes(ctx: DreamContext, volatile: dict[str, AttributeStats]) -> None:
+    """Fact cards of an attribute that proved volatile go to the archive, whether or not this run
+    read their subject: that is the point of learning it per attribute."""
+    for key, cards in sorted(ctx.cards_by_key().items()):
+        if key.attribute not in volatile:
+            continue
+        for card in cards:
+            if card.type != "fact" or card.ttl_policy == "keep" or card.status == "conflicting":
+                continue
+            before = card.confidence
+            card.status, card.updated_at = "archived", ctx.now
+            ctx.record(Operation("archive", card.id, volatile_reason(key.attribute, volatile[key.attribute]),
+                                 [e.ref for e in card.evidence[-3:]], before, card.confidence))
+
+
 def run(ctx: DreamContext) -> None:
     _retire_state_cards(ctx)
+    volatile = volatile_attributes(ctx)
+    _retire_volatile_attributes(ctx, volatile)
     active = len(ctx.active_cards())
     for key in sorted(ctx.proposals):
         proposal: Proposal = ctx.proposals[key]
-        admission = assess(ctx, proposal, active)
+        admission = assess(ctx, proposal, active, volatile)
         if not admission.admitted:
             ctx.not_admitted[admission.reason] = ctx.not_admitted.get(admission.reason, 0) + 1
             _keep_pending(ctx, key, proposal)

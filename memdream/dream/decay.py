@@ -4,6 +4,11 @@ A card with ``ttl_policy: decay-<N>d`` that nothing re-verified for N days is de
 (verified → inferred, flagged for review); an inferred card left unverified for another N days
 is archived. ``keep`` cards and conflicting cards (which need a person) never decay.
 
+Use counts: a card that a recall returned within the last N days is still useful, so it is never
+archived (it is still demoted: being recalled says nothing about being true, and the review flag
+asks for the re-verification it lacks). A card nobody recalled in N days also loses weight when
+demoted (its ``importance`` halves, so capacity and ranking let it go first), then is archived.
+
 Decay trusts the clock, so it guards against a wrong one. A card moves at most one step per
 dream. When this run's clock is more than :data:`CLOCK_JUMP_DAYS` after the previous dream's,
 the run warns of a clock jump and archives nothing (demotions, which re-verification undoes,
@@ -17,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memdream.clock import parse_timestamp
+from memdream.dream import forget
 from memdream.dream import state as state_mod
 from memdream.dream.model import DreamContext, Operation
 from memdream.memory.card import Card
@@ -69,14 +75,31 @@ def run(ctx: DreamContext) -> None:
         if days is None or card.status == "conflicting" or card.id in touched:
             continue
         verified_age, changed_age = _ages(card, now)
-        before = card.confidence
-        refs = [e.ref for e in card.evidence[-3:]]
+        last = forget.last_recall(ctx, card.id, now)
+        used = last is not None and (now - last).days <= days
         # One step at most: a demoted card's updated_at is now, so it cannot be archived in this run.
         if card.status == "verified" and verified_age > days:
-            card.status, card.updated_at = "inferred", ctx.now
-            card.review = f"not re-verified in {days} days"
-            ctx.record(Operation("demote", card.id, card.review, refs, before, card.confidence))
-        elif card.status == "inferred" and verified_age > days and changed_age > days and jump is None:
+            _demote(ctx, card, days, now, last if used else None)
+        elif card.status == "inferred" and verified_age > days and changed_age > days and jump is None and not used:
+            before = card.confidence
             card.status, card.updated_at = "archived", ctx.now
-            ctx.record(Operation("archive", card.id, f"decayed: unverified for more than {days} days", refs,
-                                 before, card.confidence))
+            reason = f"not re-verified in {days} days and {forget.unused_reason(ctx, card, now)}"
+            ctx.record(Operation("archive", card.id, reason, _refs(card), before, card.confidence))
+
+
+def _refs(card: Card) -> list[str]:
+    return [e.ref for e in card.evidence[-3:]]
+
+
+def _demote(ctx: DreamContext, card: Card, days: int, now: datetime, recalled: datetime | None) -> None:
+    """verified → inferred, flagged for review; a card nobody recalled in ``days`` also loses weight."""
+    before = card.confidence
+    card.status, card.updated_at = "inferred", ctx.now
+    card.review = f"not re-verified in {days} days"
+    if recalled is not None:
+        reason = f"{card.review} (recalled {recalled.date().isoformat()}: kept active while used)"
+    else:
+        reason = f"{card.review} and {forget.unused_reason(ctx, card, now)}"
+        weight = forget.DEFAULT_IMPORTANCE if card.importance is None else card.importance
+        card.importance = round(weight / 2, 4)
+    ctx.record(Operation("demote", card.id, reason, _refs(card), before, card.confidence))

@@ -20,7 +20,7 @@ from typing import Any
 
 from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
-from memdream.dream import admit, decay, extract, index, induce, merge, plan, propagate, select, verify
+from memdream.dream import admit, decay, extract, forget, index, induce, merge, plan, propagate, select, verify
 from memdream.dream import state as state_mod
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
@@ -50,6 +50,7 @@ STAGES: dict[str, Stage] = {
     "induce": induce.run,
     "propagate": propagate.run,
     "decay": decay.run,
+    "forget": forget.run,
     "plan": plan.run,
     "index": index.run,
 }

@@ -1,6 +1,11 @@
 """What dream keeps between runs in .memdream/dream/state.json: the checkpoint (the last raw
 segment consumed) and, per fact key, the statistics admission needs.
 
+The per-attribute statistics (volatility learned across subjects) are a sum over the key statistics:
+derived on demand by :func:`attribute_stats`, and written to state.json under ``attributes`` only for
+people and tools that read the file. So they can never disagree with the key statistics, and a state
+saved before they existed (or rebuilt from the raw layer) has them all the same.
+
 The state is local and may be lost (a fresh clone). The checkpoint is then read back from the
 ``Memdream-Consumed`` trailer of the last dream commit, and the statistics are rebuilt from the
 consumed raw segments that are present.
@@ -15,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memdream import gitops
-from memdream.dream.model import FactKey, KeyStats
+from memdream.dream.model import AttributeStats, FactKey, KeyStats, normalize_name
 from memdream.yamlio import write_atomic
 
 STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source (last_run, optional, came later)
@@ -41,6 +46,7 @@ class DreamState:
             "consumed": self.consumed,
             **({"last_run": self.last_run} if self.last_run else {}),
             "sessions_seen": sorted(self.sessions_seen),
+            "attributes": {name: summed.to_dict() for name, summed in sorted(attribute_stats(self.key_stats).items())},
             "keys": [
                 {"subject": key.subject, "attribute": key.attribute, **stats.to_dict()}
                 for key, stats in sorted(self.key_stats.items())
@@ -49,12 +55,27 @@ class DreamState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DreamState:
+        # "attributes" is not read back: attribute_stats derives it from the keys (see the module doc).
         stats = {
             FactKey(item["subject"], item["attribute"]): KeyStats.from_dict(item) for item in data["keys"]
         }
         last_run = data.get("last_run")
         return cls(consumed=int(data["consumed"]), key_stats=stats, sessions_seen=set(data["sessions_seen"]),
                    last_run=last_run if isinstance(last_run, str) else None)
+
+
+def attribute_stats(key_stats: dict[FactKey, KeyStats]) -> dict[str, AttributeStats]:
+    """Per normalized attribute, the tool re-reads and changes of all its subjects' keys."""
+    found: dict[str, AttributeStats] = {}
+    for key, stats in key_stats.items():
+        re_reads = max(0, stats.observations - 1)  # the first tool reading of a key is no re-read
+        if re_reads == 0:
+            continue
+        summed = found.setdefault(normalize_name(key.attribute), AttributeStats())
+        summed.re_reads += re_reads
+        summed.changes += stats.changes
+        summed.subjects += 1
+    return found
 
 
 def state_path(state_dir: Path) -> Path:

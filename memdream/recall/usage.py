@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,42 +57,67 @@ class UsageLog:
             self.fd = None
 
 
-def usage_counts(memory: Memory) -> dict[str, int]:
-    """How many recalls returned each card, over the whole usage log (for dream's reference counts).
+@dataclass
+class Usage:
+    """What the usage log says about each card: how many recalls returned it, and the last one's time."""
 
-    Counting is incremental: the counts of the log's first N bytes are cached, and only what was
-    appended since is read. A log that shrank (rotated, deleted) is counted again from the start.
-    """
-    return counts_at(memory.paths)
+    counts: dict[str, int] = field(default_factory=dict)
+    last_used: dict[str, str] = field(default_factory=dict)  # card id -> ts of the newest recall naming it
+
+
+def usage_counts(memory: Memory) -> dict[str, int]:
+    """How many recalls returned each card, over the whole usage log (for dream's reference counts)."""
+    return usage_at(memory.paths).counts
 
 
 def counts_at(paths: MemoryPaths) -> dict[str, int]:
+    return usage_at(paths).counts
+
+
+def usage_at(paths: MemoryPaths) -> Usage:
+    """Counts and last recall times of the whole usage log; empty when there is no log (a clone).
+
+    Counting is incremental: what the log's first N bytes say is cached, and only what was
+    appended since is read. A log that shrank (rotated, deleted) is counted again from the start,
+    and so is one whose cache has an older format (counts without times).
+    """
     path = usage_path(paths)
     cache_path = cache_dir(paths) / "usage.pickle"
     cached = read_pickle(cache_path)
-    counts: Counter[str] = Counter()
-    offset = 0
-    if isinstance(cached, tuple) and len(cached) == 2:
-        offset, counts = cached[0], Counter(cached[1])
+    valid = isinstance(cached, tuple) and len(cached) == 3
+    offset, usage = (cached[0], Usage(dict(cached[1]), dict(cached[2]))) if valid else (0, Usage())
     try:
         size = os.path.getsize(path)
     except OSError:
-        return {}
+        return Usage()
     if size < offset:
-        offset, counts = 0, Counter()
+        offset, usage = 0, Usage()
     if size == offset:
-        return dict(counts)
+        return usage
     with open(path, "rb") as handle:
         handle.seek(offset)
         tail = handle.read(size - offset)
     complete = tail.rfind(b"\n") + 1  # a line still being written is counted next time
-    for raw in tail[:complete].splitlines():
+    _count(tail[:complete], usage)
+    if complete >= _RESAVE_BYTES or not valid:
+        write_pickle(cache_path, (offset + complete, usage.counts, usage.last_used))
+    return usage
+
+
+def _count(lines: bytes, usage: Usage) -> None:
+    counts, last_used = Counter(usage.counts), usage.last_used
+    for raw in lines.splitlines():
         try:
             entry = json.loads(raw)
         except ValueError:
             continue
-        if isinstance(entry, dict):
-            counts.update(card for card in entry.get("cards", ()) if isinstance(card, str))
-    if complete >= _RESAVE_BYTES or not cached:
-        write_pickle(cache_path, (offset + complete, dict(counts)))
-    return dict(counts)
+        if not isinstance(entry, dict):
+            continue
+        cards = [card for card in entry.get("cards", ()) if isinstance(card, str)]
+        counts.update(cards)
+        ts = entry.get("ts")
+        if isinstance(ts, str):  # recall writes one format (format_timestamp): strings order as times
+            for card in cards:
+                if ts > last_used.get(card, ""):
+                    last_used[card] = ts
+    usage.counts = dict(counts)
