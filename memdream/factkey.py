@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SEPARATORS = re.compile(r"[\s_]+")
 
 
+@lru_cache(maxsize=1 << 16)  # dream keys every card several times a run: the names repeat
 def normalize_name(text: str) -> str:
     """Subjects and attributes compare case-insensitively with spaces/underscores as hyphens."""
     return _SEPARATORS.sub("-", text.strip().lower()).strip("-")

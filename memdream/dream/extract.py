@@ -61,12 +61,21 @@ class _Targets:
         if card is not None and card.attribute is not None and card.value is not None:
             return FactKey.of(card.subject, card.attribute), card.value
         if self._cited is None:  # built once, only when feedback names an older event
-            self._cited = {
-                evidence.ref: (FactKey.of(card.subject, card.attribute), card.value)
-                for card in self.ctx.cards.values() if card.attribute is not None and card.value is not None
-                for evidence in card.evidence if evidence.stance == "supports"
-            }
+            self._cited = self._cited_events()
         return self._cited.get(event_ref(session, target))
+
+    def _cited_events(self) -> dict[str, tuple[FactKey, str]]:
+        """Every event a card cites in support, shown on the card or held by the audit files."""
+        held = self.ctx.evidence_log()
+        cited = {}
+        for card in self.ctx.cards.values():
+            if card.attribute is None or card.value is None:
+                continue
+            found = FactKey.of(card.subject, card.attribute), card.value
+            for evidence in [*held.refs(card.id), *card.evidence]:
+                if evidence.stance == "supports":
+                    cited[evidence.ref] = found
+        return cited
 
 
 def _add(ctx: DreamContext, key: FactKey, names: tuple[str, str], piece: Piece) -> None:

@@ -10,6 +10,7 @@ from memdream.factkey import FactKey as FactKey
 from memdream.factkey import normalize_name as normalize_name
 from memdream.factkey import normalize_value as normalize_value
 from memdream.memory.card import Card, Evidence
+from memdream.memory.evidence_log import EvidenceLog
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings
 
@@ -169,19 +170,21 @@ class DreamContext:
     # The memory's audit folder, where the evidence that cards do not show is held; None: nowhere.
     audit_dir: Path | None = None
 
+    def evidence_log(self) -> EvidenceLog:
+        """The evidence the audit files hold, read once per run (only when a stage needs it)."""
+        log: EvidenceLog | None = self.memo.get("evidence_log")
+        if log is None:
+            cache = self.state_dir / "cache" if self.state_dir is not None else None
+            log = EvidenceLog.load(self.audit_dir, cache) if self.audit_dir is not None else EvidenceLog({})
+            self.memo["evidence_log"] = log
+        return log
+
     def full_evidence(self, card: Card) -> list[Evidence]:
         """The card's whole evidence list, read from the audit files once, and kept on the card:
         a stage that changes a card's evidence must start from all of it."""
         if card.evidence_complete:
             return card.evidence
-        log = self.memo.get("evidence_log")
-        if log is None:
-            from memdream.memory.evidence_log import EvidenceLog
-
-            cache = self.state_dir / "cache" if self.state_dir is not None else None
-            log = EvidenceLog.load(self.audit_dir, cache) if self.audit_dir is not None else EvidenceLog({})
-            self.memo["evidence_log"] = log
-        full = log.of(card)
+        full = self.evidence_log().of(card)
         if len(full) < card.total_evidence:
             self.warnings.append(f"card {card.id}: the audit files hold {len(full)} of its {card.total_evidence} "
                                  f"pieces of evidence (run `memdream lint`)")

@@ -26,7 +26,7 @@ from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
 from memdream.memory.card import INLINE_EVIDENCE, Card
-from memdream.memory.cardcache import load_cards
+from memdream.memory.cardcache import load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import lock_wait_seconds, writer_lock
@@ -218,10 +218,12 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
-    before = {item.card.id: (item.card.to_dict(), memory.paths.relative(item.file.path)) for item in cached}
-    sizes = {item.card.id: item.file.path.stat().st_size for item in cached}
+    # What each card was, to write only the cards a stage changed (a snapshot: serializing ten
+    # thousand cards twice a run would cost more than an incremental dream's real work).
+    before = {item.card.id: (item.card.snapshot(), item.file.relpath) for item in cached}
+    sizes = {item.card.id: item.size for item in cached}
     raw = RawLayer(memory.paths)
-    state = _load_state(memory, raw, lambda: {card_id: Card.from_dict(data) for card_id, (data, _) in before.items()},
+    state = _load_state(memory, raw, lambda: {item.card.id: Card.from_dict(item.card.to_dict()) for item in cached},
                         settings)
     new = [r.segment for r in raw.manifest() if _segment_number(r.segment) > state.consumed]
     consumed = (_segment_number(new[0]), _segment_number(new[-1])) if new else None
@@ -242,12 +244,14 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.not_admitted = dict(sorted(ctx.not_admitted.items()))
     report.warnings = list(ctx.warnings)
     report.operations = [operation.to_dict(report.run_id) for operation in ctx.ops]
-    report.changes = _changes(memory, ctx, before, plan_before)
+    on_disk: dict[str, Card] = {}
+    report.changes = _changes(memory, ctx, before, plan_before, on_disk)
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
     if dry_run:
         return report
     if report.changes:
         report.commit = _write_and_commit(memory, ctx, report)
+        remember_cards(memory, on_disk)
     if consumed is not None:
         state.consumed = consumed[1]
     state.last_run = now  # every dream, not only those that commit: decay's clock-jump guard reads it
@@ -262,8 +266,9 @@ def _fixed_files(memory: Memory) -> tuple[int, int]:
     return sum(path.stat().st_size for path in present), len(present)
 
 
-def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str, Any], str]],
-             plan_before: dict[str, Any]) -> list[FileChange]:
+def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[tuple[Any, ...], str]],
+             plan_before: dict[str, Any], on_disk: dict[str, Card]) -> list[FileChange]:
+    """The files to write; fills ``on_disk`` (relative path -> the card as its file will say)."""
     # Dream never commits what lint would reject: what it writes passes the redaction rules of
     # memdream.yaml as they are now (a rule added after ingest still keeps its matches out of git).
     redactor = Redactor.from_settings(memory.settings)
@@ -272,11 +277,16 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
     for card_id, card in sorted(ctx.cards.items()):
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
+        if old is not None and old[0] == card.snapshot() and old[1] == target:
+            on_disk[target] = card
+            continue  # as read: redacting and validating every card would cost a dream O(memory)
         data = _valid(f"card {card_id}", "card", _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS))
-        if old is not None and old[0] == data and old[1] == target:
-            continue
+        on_disk[target] = Card.from_dict(data)
+        text = yamlio.dumps(data)
+        if old is not None and old[1] == target and _same_text(memory.root / target, text):
+            continue  # changed in memory only (its evidence read in full), not in what the file says
         written.append(card)
-        changes.append(FileChange(target, "write", yamlio.dumps(data)))
+        changes.append(FileChange(target, "write", text))
         if old is not None and old[1] != target:
             changes.append(FileChange(old[1], "delete"))
     plan_data = _valid(PLAN_FILE, "plan", _redacted_plan(redactor, ctx.plan.to_dict()))
@@ -285,7 +295,7 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
     if changes or ctx.ops:
         index_path = memory.paths.index
         current = index_path.read_text(encoding="utf-8") if index_path.exists() else ""
-        index_text = redactor.redact(ctx.index_text)[0]  # Markdown: a placeholder changes no meaning
+        index_text = _redacted_index(redactor, ctx.index_text, current)
         if current != index_text:
             changes.append(FileChange(INDEX_FILE, "write", index_text))
     held = _held_evidence(ctx, before, written)
@@ -295,6 +305,30 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[dict[str
         audit = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         changes.append(FileChange(f"{AUDIT_DIR}/{ctx.run_id}.jsonl", "write", audit))
     return changes
+
+
+def _redacted_index(redactor: Redactor, text: str, current: str) -> str:
+    """INDEX.md with its new lines redacted (Markdown: a placeholder changes no meaning). A line
+    the committed index already has passed redaction when it was written: re-scanning a
+    10,000-line index every run would cost a dream what the memory weighs."""
+    known = set(current.splitlines())
+    lines = text.split("\n")
+    fresh = [index for index, line in enumerate(lines) if line not in known]
+    if fresh:
+        redacted = redactor.redact("\n".join(lines[index] for index in fresh))[0].split("\n")
+        if len(redacted) == len(fresh):  # a placeholder never spans lines; if it did, redact it all
+            for index, line in zip(fresh, redacted):
+                lines[index] = line
+        else:
+            return redactor.redact(text)[0]
+    return "\n".join(lines)
+
+
+def _same_text(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _held_evidence(ctx: DreamContext, before: dict[str, Any], written: list[Card]) -> list[dict[str, Any]]:

@@ -110,6 +110,12 @@ class Card:
         }
         return {key: raw[key] for key in CARD_KEY_ORDER if raw[key] not in (None, [])}
 
+    def snapshot(self) -> tuple[Any, ...]:
+        """Every field as it is now, cheaply: to tell later whether a stage changed the card without
+        serializing every card of the memory. Holds the card's lists themselves, not copies, so it
+        relies on what every stage does: give a card a new list, never change one in place."""
+        return tuple(self.__dict__.values())
+
     @property
     def total_evidence(self) -> int:
         return self.evidence_count if self.evidence_count is not None else len(self.evidence)

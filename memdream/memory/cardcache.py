@@ -22,9 +22,10 @@ CACHE_VERSION = 2  # 2: Card.evidence_count
 class CachedCard:
     card: Card
     file: CardFile
+    size: int  # of the file, in bytes (from the stat the cache needs anyway)
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def _stamp(path: Path | str) -> tuple[int, int]:
     info = os.stat(path)
     return (info.st_size, info.st_mtime_ns)
 
@@ -53,10 +54,24 @@ def load_cards(memory: Memory, include_archive: bool = True) -> list[CachedCard]
             card, changed = memory.read_card(card_file), True
         fresh[key] = (stamp, card)
         if include_archive or not card_file.archived:
-            result.append(CachedCard(card, card_file))
+            result.append(CachedCard(card, card_file, stamp[0]))
     if changed or len(fresh) != len(cached):
         _save(cache_path, fresh)
     return result
+
+
+def remember_cards(memory: Memory, cards: dict[str, Card]) -> None:
+    """Cache ``cards`` (relative path -> the card as its file now says) as the whole memory: the
+    dream that wrote them leaves the cache warm, so the next run parses nothing it wrote."""
+    fresh: dict[str, tuple[tuple[int, int], Card]] = {}
+    root = str(memory.root)
+    for relpath, card in cards.items():
+        path = os.path.join(root, relpath)  # the key load_cards uses, without building Paths
+        try:
+            fresh[path] = (_stamp(path), card)
+        except OSError:
+            continue  # gone meanwhile: the next load parses what is there
+    _save(memory.paths.state / "cache" / "cards.pickle", fresh)
 
 
 def _save(path: Path, entries: dict[str, tuple[tuple[int, int], Card]]) -> None:

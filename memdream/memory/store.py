@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -10,7 +11,7 @@ from pathlib import Path
 from memdream import schemas, yamlio
 from memdream.errors import InvalidMemory
 from memdream.memory.card import Card
-from memdream.memory.paths import LAYERS, TYPE_OF_LAYER, MemoryPaths
+from memdream.memory.paths import ARCHIVE_DIR, CARDS_DIR, LAYERS, TYPE_OF_LAYER, MemoryPaths
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings
 
@@ -22,6 +23,11 @@ class CardFile:
     path: Path
     layer: str
     archived: bool
+
+    @property
+    def relpath(self) -> str:
+        """Relative to the memory root, by string work (a dream computes it for every card)."""
+        return f"{ARCHIVE_DIR if self.archived else CARDS_DIR}/{self.layer}/{self.path.name}"
 
     @property
     def folder_type(self) -> str:
@@ -49,11 +55,14 @@ class Memory:
         for base, archived in bases:
             for layer in LAYERS:
                 folder = base / layer
-                if not folder.is_dir():
+                try:  # scandir: the entry's type comes with the listing, no stat per file
+                    entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+                except (FileNotFoundError, NotADirectoryError):
                     continue
-                for path in sorted(folder.iterdir()):
-                    if path.suffix in (".yaml", ".yml") and path.is_file() and not path.name.startswith("."):
-                        yield CardFile(path, layer, archived)
+                for entry in entries:
+                    name = entry.name
+                    if name.endswith((".yaml", ".yml")) and not name.startswith(".") and entry.is_file():
+                        yield CardFile(folder / name, layer, archived)
 
     def read_card(self, card_file: CardFile) -> Card:
         """Load and validate one card; an invalid card stops the command with one line."""
