@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/dream_bench.py
 	$(BIN)/python bench/transcript_bench.py --sessions 240
 	$(BIN)/python bench/recall_bench.py
+	$(BIN)/python bench/knowledge_bench.py
 	$(BIN)/python bench/locomo.py
 
 clean:

@@ -31,6 +31,12 @@ def render(report: IngestReport) -> None:
     future = report.total("future_timestamps")
     if future:
         console.print(f"{future} event(s) dated more than a day ahead of the clock: kept, tagged future-ts")
+    collisions = report.total("id_collisions")
+    if collisions:
+        console.print(f"{collisions} event(s) whose id was taken by other content: stored under <id>~<digest>")
+    synthetic = report.total("synthetic_timestamps")
+    if synthetic:
+        console.print(f"{synthetic} message(s) had no time; used the file's modification time")
     for path in report.empty:
         console.print(f"empty file skipped: {path}")
     for path in report.missing:

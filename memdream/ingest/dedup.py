@@ -20,7 +20,8 @@ malformed line fails the whole file) walks the whole index, which only happens o
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 NEW, STORED, REPEATED = 0, 1, 2  # what claim() found
 
@@ -81,3 +82,54 @@ class DedupIndex:
                     ids[event_id] = 0
             if not ids:
                 del self._ids[session]
+
+
+class ContentIndex:
+    """The content fingerprint (:func:`memdream.ingest.source_ids.fingerprint`) of events by
+    ``(session, id)``, so that an id taken by other content is never taken for a duplicate.
+
+    Events stored before the run are read back from the raw layer the first time an id of their
+    session is seen again: ``load(session)`` gives the events of the segments holding that session
+    which were not read yet (other sessions' too: they are kept, so no segment is read twice).
+    Events this run stores are recorded as they are written, except those of a file prepared by
+    worker processes (one digest per event of a big file would double the run's memory): such an
+    id seen again in the same run counts as a duplicate, as before.
+    """
+
+    def __init__(self, load: Callable[[str], Iterable[dict[str, Any]]],
+                 fingerprint: Callable[[dict[str, Any]], str]) -> None:
+        self._load, self._fingerprint = load, fingerprint
+        self._stored: dict[str, dict[str, str]] = {}
+        self._loaded: set[str] = set()
+        self._run: dict[tuple[str, str], str] = {}
+        self._input: list[tuple[str, str]] = []
+
+    def get(self, session: str, event_id: str) -> str | None:
+        """The fingerprint of the event stored as ``(session, id)``; None when it is not known."""
+        found = self._run.get((session, event_id))
+        if found is not None:
+            return found
+        if session not in self._loaded:
+            self._loaded.add(session)
+            stored, fingerprint = self._stored, self._fingerprint
+            for event in self._load(session):
+                ids = stored.get(event["session"])
+                if ids is None:
+                    ids = stored[event["session"]] = {}
+                ids[event["id"]] = fingerprint(event)
+        return self._stored.get(session, {}).get(event_id)
+
+    def begin(self) -> None:
+        """Start the next input of the run."""
+        self._input = []
+
+    def add(self, session: str, event_id: str, fingerprint: str) -> None:
+        """Record an event the current input stored."""
+        self._run[(session, event_id)] = fingerprint
+        self._input.append((session, event_id))
+
+    def rollback(self) -> None:
+        """Forget what the current input stored."""
+        for key in self._input:
+            self._run.pop(key, None)
+        self._input = []

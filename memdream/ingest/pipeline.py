@@ -1,4 +1,7 @@
-"""The ingest run: sources -> adapter -> redaction -> ids -> dedup -> salience -> raw segments.
+"""The ingest run: sources -> adapter -> session -> redaction -> ids -> dedup -> salience -> raw segments.
+
+A source that names no session gets one derived from it, and dedup compares content, not only
+ids (:mod:`.source_ids`): an id stored with other content is a collision, never a duplicate.
 
 Redaction happens before anything is written. Each input file is a unit: a malformed line
 rolls back everything that file added (unless lines may be skipped), and the error then stops
@@ -36,10 +39,11 @@ from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
 from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl
-from memdream.ingest.dedup import REPEATED, STORED, DedupIndex
+from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex
 from memdream.ingest.prepare import BAD, READY, redact_event
 from memdream.ingest.project import PROJECT_TAG
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
+from memdream.ingest.source_ids import SourceSessions, collision_id, fingerprint
 from memdream.ingest.validate import DEFAULT_ACTOR, FUTURE_TAG, first_error, fit_caps
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_bytes
@@ -67,7 +71,8 @@ class SourceReport:
     read: int = 0
     added: int = 0
     duplicates: int = 0
-    changed: int = 0  # same (session, id) already stored with other content: kept the stored one
+    id_collisions: int = 0  # an event whose id was taken by other content: stored under id~<digest>
+    synthetic_timestamps: int = 0  # events stored without a time of their own (meta.ts_synthetic)
     skipped_lines: list[tuple[int, str]] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
     future_timestamps: int = 0  # events dated more than a day after the ingest clock (tagged future-ts)
@@ -96,8 +101,9 @@ class IngestReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "added": self.total("added"), "duplicates": self.total("duplicates"),
-            "changed": self.total("changed"), "read": self.total("read"),
+            "id_collisions": self.total("id_collisions"), "read": self.total("read"),
             "future_timestamps": self.total("future_timestamps"),
+            "synthetic_timestamps": self.total("synthetic_timestamps"),
             "skipped_lines": sum(len(report.skipped_lines) for report in self.sources),
             "redactions": dict(sorted(self.redactions.items())),
             "segments": [record.__dict__ for record in self.segments],
@@ -105,7 +111,8 @@ class IngestReport:
             "failed_transcripts": self.failed, "empty_files": self.empty, "commit": self.commit,
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
-                 "duplicates": r.duplicates, "changed": r.changed, "future_timestamps": r.future_timestamps,
+                 "duplicates": r.duplicates, "id_collisions": r.id_collisions,
+                 "future_timestamps": r.future_timestamps, "synthetic_timestamps": r.synthetic_timestamps,
                  "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
                  "redactions": dict(sorted(r.redactions.items()))}
                 for r in self.sources
@@ -126,6 +133,10 @@ class _Run:
         self.state_path = memory.paths.state / "ingest" / "salience.json"
         self.tagger = SalienceTagger(self._load_state())
         self.seen = DedupIndex()  # (session, id) of every stored event
+        self.contents = ContentIndex(self._stored_events, fingerprint)  # what those ids hold
+        self._segment_names: list[str] = []
+        self._segments_of: dict[str, list[int]] = {}  # session -> the segments (indexes) holding it
+        self._segments_read: set[int] = set()  # segments whose events self.contents holds
         self.writer: SegmentWriter | None = None
         self.pool: ChunkPool | None = None
 
@@ -138,15 +149,50 @@ class _Run:
 
     def start(self) -> list[str]:
         recovered = self.raw.recover(self.now)
-        self.seen = DedupIndex((session, event_id) for session, event_id, _ in self.raw.key_rows())
+        self._segment_names = [record.segment for record in self.raw.manifest()]
+        self.seen = DedupIndex(self._stored_keys())
         self.writer = SegmentWriter(self.raw, int(self.memory.settings.get("ingest.segment_max_events")))
         return recovered
+
+    def _stored_keys(self) -> Iterator[tuple[str, str]]:
+        """(session, id) of every stored event, noting which segments hold each session (read again
+        only when an id of it is seen again: :class:`ContentIndex`)."""
+        segments_of = self._segments_of
+        for number, name in enumerate(self._segment_names):
+            for session, event_id, _ in self.raw._segment_rows(name):
+                where = segments_of.get(session)
+                if where is None:
+                    segments_of[session] = [number]
+                elif where[-1] != number:
+                    where.append(number)
+                yield session, event_id
+
+    def _stored_events(self, session: str) -> Iterator[dict[str, Any]]:
+        """The stored events of the segments holding ``session`` that were not read back yet."""
+        numbers = [number for number in self._segments_of.get(session, ()) if number not in self._segments_read]
+        self._segments_read.update(numbers)
+        for _, event in self.raw.iter_events([self._segment_names[number] for number in numbers]):
+            yield event
+
+    def _stored_as(self, event: dict[str, Any]) -> bool:
+        """Whether ``event`` (a copy, redacted here) is stored already with this very content."""
+        if "id" not in event:
+            return False
+        event = dict(event)
+        redact_event(self.redactor, event)
+        fit_caps(event)
+        if "actor" not in event:
+            event["actor"] = DEFAULT_ACTOR[event["kind"]]
+        key = (event["session"], event["id"])
+        return key in self.seen and self.contents.get(*key) == fingerprint(event)
 
     def ingest_source(self, source: sources_mod.Source, detect_format: bool = False) -> SourceReport:
         """Add one input; ``detect_format``: read its format from its content whatever --format says."""
         assert self.writer is not None
-        ctx = ParseContext(source=source.name, default_session=source.stem, session=self.options.session,
-                           strict=self.options.strict, skip_bad=self.options.skip_bad)
+        sessions = SourceSessions(source.stem, source.path, self._stored_as)
+        ctx = ParseContext(source=source.name, default_session=sessions.placeholder, session=self.options.session,
+                           strict=self.options.strict, skip_bad=self.options.skip_bad,
+                           modified=source.modified())
         with source.open() as stream:
             head = sources_mod.head_text(source, stream)
             fmt = self._format_of(source, head, detect_format)
@@ -154,6 +200,7 @@ class _Run:
             mark = self.writer.mark()
             self.tagger.begin()
             self.seen.begin()
+            self.contents.begin()
             occurrences: Counter[tuple[str, str]] = Counter()
             workers = 0
             if fmt == memdream_jsonl.NAME and source.path is not None:
@@ -164,12 +211,14 @@ class _Run:
                 if workers:
                     self._ingest_prepared(source, ctx, workers, report, occurrences)
                 else:
-                    for event in adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx):
+                    events = adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx)
+                    for event in sessions.assign(events):
                         self._store(event, report, occurrences)
             except BaseException:
                 self.writer.rollback(mark)
                 self.tagger.rollback()
                 self.seen.rollback()
+                self.contents.rollback()
                 raise
         return report
 
@@ -207,7 +256,12 @@ class _Run:
                     continue
                 read += 1
                 if found == STORED:
-                    duplicates += 1
+                    if self._same_as_stored(session, event_id, head, own_tags, tail):
+                        duplicates += 1
+                    else:  # the id holds other content: the event is stored under another
+                        read -= 1
+                        hints = (untrusted, fingerprint)
+                        self._store(_event_of(head, own_tags, tail), report, occurrences, (counts, hints))
                     continue
                 tags = tags_for(session, kind, tool, failed, goal, untrusted, fingerprint)
                 write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, ts)
@@ -249,41 +303,68 @@ class _Run:
         """Add one event unless it is stored already; ``prepared``: its redactions and salience
         hints when a worker already redacted it."""
         report.read += 1
-        seen = self.seen
-        if "id" in event and (event["session"], event["id"]) in seen:
-            # Known by its own id: no need to redact it first (stored ids are redacted ones, and a
-            # value that redaction changes is never stored as it is).
+        if "actor" not in event:
+            event["actor"] = DEFAULT_ACTOR[event["kind"]]
+        if prepared is None and "id" in event and (event["session"], event["id"]) in self.seen \
+                and self.contents.get(event["session"], event["id"]) == fingerprint(event):
+            # The usual duplicate holds nothing to redact: known without redacting it first.
             report.duplicates += 1
             return
         redactions: Mapping[str, int] | None
         if prepared is None:
             redactions, hints = redact_event(self.redactor, event), None
-            if redactions and "id" in event and (event["session"], event["id"]) in seen:
-                report.duplicates += 1  # stored before under its redacted id
-                return
         else:
             redactions, hints = prepared
-        if "actor" not in event:
-            event["actor"] = DEFAULT_ACTOR[event["kind"]]
+        if redactions:
+            # A placeholder longer than its secret can push a value over its cap: cut before the
+            # content is compared, so that it is compared as it is stored.
+            fit_caps(event)
         if "id" not in event:
             event["id"] = _derived_id(event, occurrences)
-            if (event["session"], event["id"]) in seen:
-                report.duplicates += 1
-                return
+        content = fingerprint(event)
+        if not self._claim(event, content, report):
+            report.duplicates += 1
+            return
         self.tagger.tag(event, hints)
         # Adapters yield schema-valid events, and tags, actor and id keep them valid; only a
-        # redaction (a placeholder longer than its secret) can push a value over its cap.
+        # redaction can make one invalid.
         if redactions:
-            fit_caps(event)
             problem = first_error(event)
             if problem is not None:  # a bug, not bad input
                 raise MemdreamError(f"{report.source}: produced an invalid event ({problem})")
             report.redactions.update(redactions)
         self.writer.write(canonical_bytes(event), event)  # type: ignore[union-attr]
-        seen.add(event["session"], event["id"])
+        self.seen.add(event["session"], event["id"])
+        self.contents.add(event["session"], event["id"], content)
         report.added += 1
         if FUTURE_TAG in event["tags"]:
             report.future_timestamps += 1
+        meta = event.get("meta")
+        if meta and meta.get("ts_synthetic") is True:
+            report.synthetic_timestamps += 1
+
+    def _claim(self, event: dict[str, Any], content: str, report: SourceReport) -> bool:
+        """Whether ``event`` is new. An id stored with the same content is a duplicate; one stored
+        with other content is a collision, and the event takes ``<id>~<digest of its content>``
+        (a re-ingest finds it there)."""
+        session, own = event["session"], event["id"]
+        event_id, attempt = own, 0
+        while (session, event_id) in self.seen:
+            stored = self.contents.get(session, event_id)
+            if stored is None or stored == content:  # None: prepared by workers this run, not kept
+                return False
+            attempt += 1
+            event_id = collision_id(own, content, attempt)
+        if attempt:
+            event["id"] = event_id
+            report.id_collisions += 1
+        return True
+
+    def _same_as_stored(self, session: str, event_id: str, head: bytes, own_tags: list[str] | None,
+                        tail: bytes) -> bool:
+        """Whether a prepared event whose id is stored already holds the stored content."""
+        stored = self.contents.get(session, event_id)
+        return stored is None or stored == fingerprint(_event_of(head, own_tags, tail))
 
     def finish(self) -> list[SegmentRecord]:
         assert self.writer is not None
@@ -296,6 +377,14 @@ class _Run:
         self.close_pool()
         if self.writer is not None:
             self.writer.abort()
+
+
+def _event_of(head: bytes, own_tags: list[str] | None, tail: bytes) -> dict[str, Any]:
+    """A prepared event as a dict again (its canonical JSON cut around ``tags``)."""
+    event: dict[str, Any] = fastjson.loads(head + orjson.dumps(own_tags or []) + tail)
+    if not own_tags:
+        del event["tags"]
+    return event
 
 
 def _derived_id(event: dict[str, Any], occurrences: Counter[tuple[str, str]]) -> str:

@@ -90,6 +90,10 @@ class Source:
     def stem(self) -> str:
         return self.path.stem if self.path is not None else "stdin"
 
+    def modified(self) -> float | None:
+        """The file's modification time (Unix seconds); None for stdin."""
+        return self.path.stat().st_mtime if self.path is not None else None
+
     def open(self) -> BinaryIO:
         if self.path is None:
             return cast(BinaryIO, io.BufferedReader(_Rewindable(self.stdin or io.BytesIO())))

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.clock import format_timestamp, now, parse_timestamp
 from memdream.errors import UsageError
+from memdream.factkey import FactKey, normalize_value
 from memdream.memory.card import ACTIVE_STATUSES
 from memdream.memory.paths import MemoryPaths
 from memdream.recall import index as index_mod
-from memdream.recall.index import CardDoc, CardIndex, compact_name, file_stamp
-from memdream.recall.rank import RawRanker, StaticScores, Weights, rank_cards
-from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text, untrusted
+from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
+from memdream.recall.rank import RawRanker, StaticScores, Weights, matched_terms, newest_first, rank_cards
+from memdream.recall.render import BULLET, Budget, Item, card_text, cut, event_ref, plan_text, raw_text, untrusted
 from memdream.recall.text import tokenize
 from memdream.recall.usage import UsageLog, counts_at
 
@@ -38,6 +39,8 @@ MIN_LINE = 24
 MAX_MISSES = 48
 # Raw scores can reach 1 + the episode share; reported scaled into [0, 1].
 RAW_SCORE_SCALE = 1.3
+# At most this many withheld superseded raw events are listed in the JSON output (the best-ranked).
+MAX_WITHHELD = 20
 
 
 @dataclass(frozen=True)
@@ -84,14 +87,19 @@ class RecallResult:
     budget: int
     context: str
     items: list[Item] = field(default_factory=list)
+    # Raw events left out because a card holds a newer value (docs/recall.md, "Superseded values").
+    withheld: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def bytes(self) -> int:
         return len(self.context.encode("utf-8"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "budget": self.budget, "bytes": self.bytes, "context": self.context,
+        data = {"query": self.query, "budget": self.budget, "bytes": self.bytes, "context": self.context,
                 "items": [item.to_dict() for item in self.items]}
+        if self.withheld:
+            data["superseded"] = self.withheld[:MAX_WITHHELD]
+        return data
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,7 @@ class Recaller:
                                    counts_at(self.paths) if len(self.cards) else {})
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
+        self.withheld: list[dict[str, str]] = []
         self.usage = UsageLog(self.paths)
         instructions = [self.cards.doc(number) for number in self.cards.resident]
         self.scope = self._scope(instructions)
@@ -303,11 +312,41 @@ class Recaller:
             event = events[number]
             if self.subject is not None and self.subject not in compact_name(index_mod.event_text(event)):
                 continue
-            ref = f"log://{event.get('session', '')}#{event.get('id', '')}"
+            epoch = self._epoch(number)
+            successor = self._superseded(event, epoch)
+            if successor is not None and not self.options.include_archived:
+                self.withheld.append({"id": event_ref(event), "superseded_by": successor.card,
+                                      "since": successor.since})
+                continue  # the card holds the newer value: an old one would only mislead
+            ref = event_ref(event)
             yield Item(source="raw", id=ref, type=str(event.get("kind", "")),
                        score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
-                       text=raw_text(event, query_tokens, self.meta.trim_above), evidence=[ref],
-                       untrusted=untrusted(event))
+                       text=raw_text(event, query_tokens, self.meta.trim_above, successor), evidence=[ref],
+                       untrusted=untrusted(event), superseded_by=successor.card if successor else None,
+                       epoch=epoch, words=matched_terms(event, query_tokens))
+
+    def _epoch(self, number: int) -> float:
+        segment, doc = self.raw.locate(number)
+        return self.raw.segments[segment].epochs[doc]
+
+    def _superseded(self, event: dict[str, Any], epoch: float) -> Successor | None:
+        """The card that replaced the value ``event`` carries, or None (docs/recall.md, "Superseded
+        values"): a superseded card's evidence that no active card cites; or an event whose own fact
+        names a key whose one active card holds a different value, seen after this event."""
+        successor = self.cards.successor(event_ref(event)) if self.cards.stale_refs else None
+        if successor is not None:
+            return successor
+        fact = event.get("fact")
+        if not (self.cards.current and isinstance(fact, dict)):
+            return None
+        subject, attribute, value = fact.get("subject"), fact.get("attribute"), fact.get("value")
+        if not (isinstance(subject, str) and isinstance(attribute, str) and isinstance(value, (str, int, float))):
+            return None
+        key = FactKey.of(subject, attribute)
+        current = self.cards.current_value((key.subject, key.attribute))
+        if current is None or epoch > current.newest or normalize_value(str(value)) == current.value:
+            return None  # news the card has not seen yet, or the same value
+        return Successor(current.card, current.since)
 
     # -- resident instructions ---------------------------------------------------------------------
     def _add_resident(self, budget: Budget, items: list[Item], cited: set[str]) -> None:
@@ -329,6 +368,7 @@ class Recaller:
     # -- the whole recall --------------------------------------------------------------------------
     def recall(self, query: str) -> RecallResult:
         budget = Budget(self.budget)
+        self.withheld = []
         items: list[Item] = []
         if self.plan:  # resident: always first, cut only if it alone exceeds the budget
             plan = Item(source="plan", id="plan", text=self.plan)
@@ -342,7 +382,9 @@ class Recaller:
         resident = {item.id for item in items if item.resident}
         overflow = self._fill(budget, self._card_items(query, resident), items, cited)
         if overflow is None and not self.options.cards_only and budget.room >= MIN_LINE:
+            first = len(items)
             overflow = self._fill(budget, self._raw_items(query, limit=budget.room // 16 + 32), items, cited)
+            self._newest_first(budget, items, first)
         if len(items) == shown_before and overflow is not None and budget.room >= MIN_LINE:
             if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
                 items.append(overflow)
@@ -350,7 +392,21 @@ class Recaller:
         # recall, which say nothing of their use.
         self.usage.append(format_timestamp(self.now), query,
                           [item.id for item in items if item.source == "card" and not item.resident])
-        return RecallResult(query=query, budget=self.budget, context=budget.context, items=items)
+        return RecallResult(query=query, budget=self.budget, context=budget.context, items=items,
+                            withheld=self.withheld)
+
+    @staticmethod
+    def _newest_first(budget: Budget, items: list[Item], first: int) -> None:
+        """Reorder the raw items shown (``items[first:]``, the last blocks of ``budget``) so that of
+        those holding the same query words the newest comes first (rank.newest_first): the same
+        items in the same bytes, so the budget is unchanged."""
+        shown = items[first:]
+        if len(shown) < 2:
+            return
+        order = newest_first(len(shown), lambda place: shown[place].epoch, lambda place: shown[place].words)
+        blocks = budget.blocks[len(budget.blocks) - len(shown):]
+        items[first:] = [shown[place] for place in order]
+        budget.blocks[len(budget.blocks) - len(shown):] = [blocks[place] for place in order]
 
     @staticmethod
     def _fill(budget: Budget, candidates: Iterator[Item], items: list[Item], cited: set[str]) -> Item | None:

@@ -23,7 +23,7 @@ import os
 import pickle
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -34,9 +34,10 @@ from memdream.memory.paths import LAYERS, MemoryPaths
 from memdream.recall.text import tokenize
 
 if TYPE_CHECKING:
+    from memdream.memory.card import Card, Evidence
     from memdream.memory.store import Memory
 
-INDEX_VERSION = 9
+INDEX_VERSION = 10
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
@@ -89,6 +90,22 @@ class Postings:
         return len(self.terms)
 
 
+class Successor(NamedTuple):
+    """The active card that replaced a value, and since when (YYYY-MM-DD) it holds."""
+
+    card: str
+    since: str
+
+
+class CurrentValue(NamedTuple):
+    """The value the one active card of a fact key holds, for judging raw events that carry the key."""
+
+    card: str
+    value: str  # normalized (memdream.factkey.normalize_value)
+    since: str  # YYYY-MM-DD of the card's first supporting evidence
+    newest: float  # epoch of the card's newest supporting evidence: older differing events are stale
+
+
 class CardDoc(NamedTuple):
     """What recall needs of one card: to rank it, filter it and render it."""
 
@@ -131,6 +148,19 @@ class CardIndex:
     shared_keys: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # keys of >1 active card
     max_references: int = 0
     resident: list[int] = field(default_factory=list)  # active standing instructions (recall.resident)
+    # Supersession (docs/recall.md, "Superseded values"): raw events that a superseded card cites and no
+    # active card does, by reference; and the value of each fact key held by exactly one active card.
+    # Plain tuples of Successor / CurrentValue fields: thousands of them unpickle at a third of the cost.
+    stale_refs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    current: dict[tuple[str, str], tuple[str, str, str, float]] = field(default_factory=dict)
+
+    def successor(self, ref: str) -> Successor | None:
+        found = self.stale_refs.get(ref)
+        return None if found is None else Successor(*found)
+
+    def current_value(self, key: tuple[str, str]) -> CurrentValue | None:
+        found = self.current.get(key)
+        return None if found is None else CurrentValue(*found)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -233,6 +263,88 @@ def compact_name(text: str) -> str:
     return "".join(char for char in text.lower() if char.isalnum())
 
 
+def card_evidence(memory: Memory) -> Callable[[Card], list[Evidence]]:
+    """A card's full evidence: its inline entries and what the audit files hold (a card keeps only
+    its newest few inline; memdream.memory.evidence_log)."""
+    from memdream.memory.evidence_log import EvidenceLog
+
+    logs: list[EvidenceLog] = []
+
+    def of(card: Card) -> list[Evidence]:
+        if card.evidence_complete:
+            return card.evidence
+        if not logs:  # read (through its own cache) only when some card needs it
+            logs.append(EvidenceLog.load(memory.paths.audit, memory.paths.state / "cache"))
+        return logs[0].of(card)
+
+    return of
+
+
+def _supports(evidence: list[Evidence]) -> list[Evidence]:
+    return [item for item in evidence if item.stance == "supports"]
+
+
+def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Evidence]]
+                 ) -> tuple[dict[str, tuple[str, str]], dict[tuple[str, str], tuple[str, str, str, float]]]:
+    """(stale raw references, current value per fact key) of ``cards`` ((card, archived) pairs).
+
+    A reference is stale when a superseded card (status superseded, or ``superseded_by`` set) cites it
+    as support and no active card does; its successor is the card ``superseded_by`` names, followed to
+    an active one, else the one active card of the same fact key. One pass over the cards, one over
+    their evidence: linear.
+    """
+    from memdream.factkey import FactKey, normalize_value
+
+    by_id = {card.id: card for card, _ in cards}
+    active = {card.id for card, archived in cards if not archived and card.status in ACTIVE_STATUSES}
+    supports = {card.id: _supports(evidence[card.id]) for card, _ in cards}
+    keys: dict[tuple[str, str], list[Card]] = defaultdict(list)
+    for card, _ in cards:
+        if card.id in active and card.attribute:
+            key = FactKey.of(card.subject, card.attribute)
+            keys[(key.subject, key.attribute)].append(card)
+
+    def since(card: Card) -> str:
+        dates = [item.ts for item in supports[card.id] if item.ts]
+        return (min(dates) if dates else card.created_at)[:10]
+
+    current: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+    for pair, holders in keys.items():
+        card = holders[0]
+        if len(holders) == 1 and card.status != "conflicting" and card.value is not None:
+            newest = max((_epoch(item.ts) for item in supports[card.id]), default=0.0)
+            current[pair] = (card.id, normalize_value(card.value), since(card), newest)  # CurrentValue's fields
+
+    def successor(card: Card) -> Card | None:
+        seen = {card.id}
+        while card.superseded_by:
+            following = by_id.get(card.superseded_by[-1])
+            if following is None or following.id in seen:
+                break
+            if following.id in active:
+                return following
+            seen.add(following.id)
+            card = following
+        if card.attribute:
+            key = FactKey.of(card.subject, card.attribute)
+            holders = keys.get((key.subject, key.attribute), [])
+            return holders[0] if len(holders) == 1 else None
+        return None
+
+    held = {item.ref for card_id in active for item in supports[card_id]}
+    stale: dict[str, tuple[str, str]] = {}
+    for card, _ in cards:
+        if card.id in active or not (card.status == "superseded" or card.superseded_by):
+            continue
+        found = successor(card)
+        if found is None:
+            continue
+        for item in supports[card.id]:
+            if item.ref not in held:
+                stale.setdefault(item.ref, (found.id, since(found)))
+    return stale, current
+
+
 def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     from memdream.factkey import normalize_name
     from memdream.memory.cardcache import load_cards
@@ -244,8 +356,13 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     subjects: dict[str, list[int]] = defaultdict(list)
     keys: dict[tuple[str, str], list[int]] = defaultdict(list)
     blob = bytearray()
+    loaded: list[tuple[Card, bool]] = []
+    evidence_of = card_evidence(memory)
+    full: dict[str, list[Evidence]] = {}
     for number, cached in enumerate(load_cards(memory, include_archive=True)):
         card = cached.card
+        loaded.append((card, cached.file.archived))
+        full[card.id] = evidence_of(card)
         ts = card.last_verified_at or card.updated_at
         key = (normalize_name(card.subject), normalize_name(card.attribute)) if card.attribute else None
         doc = CardDoc(
@@ -289,6 +406,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
             weights[position] = weight * count * (BM25_K1 + 1) / (count + norm)
     index.postings = Postings(lists, "f")
     index.subjects = dict(subjects)
+    index.stale_refs, index.current = supersession(loaded, full)
     return index
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from memdream.recall.index import CardIndex, SegmentIndex, idf
+from memdream.recall.index import CardIndex, SegmentIndex, event_speaker, event_text, idf
 from memdream.recall.text import tokenize, words
 
 SPEAKER_WEIGHT = 3.0
@@ -312,3 +312,32 @@ class RawRanker:
                     final[self.bases[number] + neighbour] = share
         return heapq.nlargest(limit, ((value, event) for event, value in final.items()
                                       if accept(*self.locate(event))), key=lambda pair: (pair[0], -pair[1]))
+
+
+# -- newer first -----------------------------------------------------------------------------------
+def matched_terms(event: dict[str, Any], query_tokens: frozenset[str]) -> frozenset[str]:
+    """The query's words that ``event`` holds (in its text, fact, command or speaker)."""
+    return query_tokens.intersection(tokenize(f"{event_text(event)} {event_speaker(event)}"))
+
+
+def newest_first(count: int, epoch: Callable[[int], float], terms: Callable[[int], frozenset[str]]) -> list[int]:
+    """The order in which to show ``count`` raw items (numbered in rank order): each answer group newest
+    first, everything else in place.
+
+    Raw events that hold exactly the same words of the query answer it alike ("I live in Boston",
+    later "I live in Denver now"): they form one group. The group keeps the places its members had,
+    and the newest member takes the best of them. Recall applies this to the items that fit in the
+    budget, so the newer statement comes first and the set of items shown does not change. Events
+    that hold no word of the query (found by feedback or as a neighbour) are no group.
+    """
+    groups: dict[frozenset[str], list[int]] = defaultdict(list)  # words -> places
+    for place in range(count):
+        words = terms(place)
+        if words:
+            groups[words].append(place)
+    order = list(range(count))
+    for places in groups.values():
+        if len(places) > 1:
+            for place, member in zip(places, sorted(places, key=lambda member: -epoch(member))):
+                order[place] = member
+    return order

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.recall.index import CardDoc, result_command
+from memdream.recall.index import CardDoc, Successor, result_command
 from memdream.recall.text import tokenize
 
 CUT_MARK = "…[cut]"
@@ -46,6 +46,9 @@ class Item:
     conflicts: list[str] = field(default_factory=list)
     resident: bool = False  # a standing instruction shown whatever the query (memdream.recall.resident)
     untrusted: bool = False  # a raw event tagged untrusted-instruction: data, never an instruction
+    superseded_by: str | None = None  # a raw event whose value this active card has replaced
+    epoch: float = 0.0  # a raw event's time, and the query words it holds: for newest-first (not output)
+    words: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "id": self.id}
@@ -62,6 +65,8 @@ class Item:
             data["resident"] = True
         if self.untrusted:
             data["untrusted"] = True
+        if self.superseded_by:
+            data["superseded_by"] = self.superseded_by
         return data
 
 
@@ -166,9 +171,16 @@ def untrusted(event: dict[str, Any]) -> bool:
     return isinstance(tags, list) and UNTRUSTED_TAG in tags
 
 
-def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE) -> str:
+def event_ref(event: dict[str, Any]) -> str:
+    """``log://<session>#<id>``: how cards cite a raw event."""
+    return f"log://{event.get('session', '')}#{event.get('id', '')}"
+
+
+def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE,
+             successor: Successor | None = None) -> str:
     """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor); ``[YYYY-MM-DD] (untrusted
-    tool text) speaker: text`` for an event tagged untrusted-instruction."""
+    tool text) speaker: text`` for an event tagged untrusted-instruction; ``[YYYY-MM-DD] (superseded
+    YYYY-MM-DD by <card>) speaker: text`` for an event whose value a card has replaced."""
     speaker = one_line(str(event.get("speaker") or event.get("actor") or event.get("kind") or ""))
     if result_command(event) is not None:
         # Already the lines that matter: trimming by the query's words could drop the command.
@@ -176,6 +188,8 @@ def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: in
     else:
         body = trim(event_body(event), query_tokens, trim_above)
     mark = UNTRUSTED_MARK if untrusted(event) else ""
+    if successor is not None:
+        mark = f"(superseded {successor.since} by {successor.card}) {mark}"
     return f"[{str(event.get('ts', ''))[:10]}] {mark}{speaker}: {body}"
 
 

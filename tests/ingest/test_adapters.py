@@ -752,7 +752,7 @@ def test_codex_replayed_call_is_emitted_once_and_untimed_log_is_bad() -> None:
 
 
 def test_openai_array_with_tool_calls() -> None:
-    events, _ = parse_file(openai_chat, CHAT_JSON)
+    events, _ = parse_file(openai_chat, CHAT_JSON, modified=1794128400.0)  # 2026-11-08T09:00:00Z
     assert kinds(events) == [
         "goal", "message", "tool_call", "tool_call", "tool_result", "tool_result", "message",
         "message", "message", "tool_call", "tool_result", "message",
@@ -761,7 +761,8 @@ def test_openai_array_with_tool_calls() -> None:
     assert [event["id"] for event in events[:7]] == ["m1:goal", "m1", "m2.0", "m2.1", "m3", "m4", "m5"]
     assert [event["id"] for event in events[8:10]] == ["m7.0", "m7.1"]
     assert {event["session"] for event in events} == {"conversation"}
-    assert events[0]["ts"] == "1970-01-01T00:00:01Z" and events[-1]["ts"] == "1970-01-01T00:00:13Z"
+    # No times in the file: its mtime, one millisecond back per later message (14 messages).
+    assert events[0]["ts"] == "2026-11-08T08:59:59.988Z" and events[-1]["ts"] == "2026-11-08T09:00:00.000Z"
     assert all(event["meta"] == {"ts_synthetic": True} for event in events)
     weather = [event for event in events if event.get("tool") == "get_weather"]
     assert [event["call_id"] for event in weather[:2]] == [event["call_id"] for event in weather[2:]]

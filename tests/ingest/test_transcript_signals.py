@@ -7,6 +7,7 @@ The lines are written as Claude Code 2.0, Codex CLI 0.58 and a chat-completions 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -147,7 +148,7 @@ class Codex:
 
 
 def parse(adapter: ModuleType, path: Path) -> list[Event]:
-    ctx = ParseContext(source=str(path), default_session=path.stem)
+    ctx = ParseContext(source=str(path), default_session=path.stem, modified=path.stat().st_mtime)
     with open(path, encoding="utf-8") as handle:
         events = list(adapter.parse(iter(handle), ctx))
     for event in events:
@@ -298,11 +299,12 @@ def test_openai_first_user_message_becomes_the_goal(tmp_path: Path) -> None:
         {"role": "assistant", "content": "Rounding: the total was rounded half up."},
         {"role": "user", "content": "Round half to even then."},
     ]), encoding="utf-8")
+    os.utime(path, (1794128400.0, 1794128400.0))  # 2026-11-08T09:00:00Z
     events = parse(openai_chat, path)
     assert events[:2] == [
-        {"session": "chat", "ts": "1970-01-01T00:00:01Z", "kind": "goal", "actor": "user",
+        {"session": "chat", "ts": "2026-11-08T08:59:59.998Z", "kind": "goal", "actor": "user",
          "goal": "Why is invoice INV-2291 one cent off?", "id": "m1:goal", "meta": {"ts_synthetic": True}},
-        {"session": "chat", "ts": "1970-01-01T00:00:01Z", "kind": "message", "actor": "user", "speaker": "priya",
+        {"session": "chat", "ts": "2026-11-08T08:59:59.998Z", "kind": "message", "actor": "user", "speaker": "priya",
          "text": "Why is invoice INV-2291 one cent off?", "id": "m1", "meta": {"ts_synthetic": True}},
     ]
     assert len(of_kind(events, "goal")) == 1

@@ -20,10 +20,11 @@ class ParseContext:
     """What an adapter knows about the stream it parses, and where it reports bad lines."""
 
     source: str  # shown in errors: a path, or "<stdin>"
-    default_session: str  # used when the log names no session (e.g. the file's stem)
+    default_session: str  # used when the log names no session (ingest: see memdream.ingest.source_ids)
     session: str | None = None  # --session NAME: overrides every session in the input
     strict: bool = False  # unknown fields are errors instead of being moved under meta
     skip_bad: bool = False  # --skip-bad: count and skip malformed lines instead of failing
+    modified: float | None = None  # the source's modification time (Unix seconds); None: unknown (stdin)
     skipped: list[tuple[int, str]] = field(default_factory=list)
 
     def bad(self, line: int, reason: str) -> None:

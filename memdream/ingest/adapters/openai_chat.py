@@ -1,9 +1,14 @@
 """OpenAI chat-completion transcripts: a JSON array of messages, ``{"messages": [...]}``, or JSONL.
 
-The format has no session and usually no times. The session is ``--session`` or the file's
-stem; a message's time is its ``timestamp`` (ISO 8601) or ``created`` (Unix seconds), else the
-last one seen, else ``1970-01-01T00:00:00Z`` plus one second per message index, marked
-``meta.ts_synthetic`` (a file's mtime would change between two ingests of the same file).
+The format has no session and usually no times. The session is ``--session``, else the default
+the pipeline gives (:mod:`memdream.ingest.source_ids`: the file's stem and a digest of its path and
+first event). A message's time is its ``timestamp`` (ISO 8601) or ``created`` (Unix seconds), else
+the last one seen, else synthetic, marked ``meta.ts_synthetic``: the file's modification time
+minus one millisecond per message that follows (message ``i`` of ``n`` gets ``mtime - (n-1-i)
+ms``). So the times keep the messages' order and never pass the moment the file was last written
+(the last message is at most that old); milliseconds keep a long chat within seconds of it. Stdin
+has no mtime: the ingest clock stands in. Ids never depend on these times (the mtime moves when
+the file grows), and dedup leaves a synthetic time out of the content it compares.
 
 Ids are ``m<index>`` by position in the message list, ``m<index>.<n>`` when one message yields
 several events (its text, then each tool call), so re-ingesting the same file gives the same ids.
@@ -23,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from memdream import fastjson
+from memdream import clock, fastjson
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Event,
@@ -57,6 +62,8 @@ class _State:
     tools: dict[str, str] = field(default_factory=dict)  # tool call id -> function name
     commands: dict[str, str] = field(default_factory=dict)  # tool call id -> what the call did, in one line
     goal_set: bool = False  # the first user message sets the goal, once
+    last_written: datetime = _EPOCH  # the source's mtime (to the millisecond): the latest synthetic time
+    count: int = 0  # messages in the file
 
 
 def sniff(head: str) -> bool:
@@ -79,9 +86,14 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
     messages = _document(text, ctx)
     if messages is None:
         messages = _jsonl(text, ctx)
-    state = _State()
+    state = _State(last_written=_last_written(ctx), count=len(messages))
     for index, (lineno, message) in enumerate(messages):
         yield from _message_events(index, lineno, message, ctx, state)
+
+
+def _last_written(ctx: ParseContext) -> datetime:
+    moment = datetime.fromtimestamp(ctx.modified, timezone.utc) if ctx.modified is not None else clock.now()
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
@@ -200,7 +212,8 @@ def _time(index: int, message: dict[str, Any], state: _State) -> tuple[str, bool
             pass  # not a plausible Unix time: treat the message as untimed
     if state.last_ts is not None:
         return state.last_ts, False
-    return _iso(_EPOCH + timedelta(seconds=index)), True
+    synthetic = state.last_written - timedelta(milliseconds=state.count - 1 - index)
+    return synthetic.strftime("%Y-%m-%dT%H:%M:%S.") + f"{synthetic.microsecond // 1000:03d}Z", True
 
 
 def _iso(moment: datetime) -> str:
