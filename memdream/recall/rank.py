@@ -159,7 +159,7 @@ class StaticScores:
         self.now = now
         self.half_life = half_life_days * 86400.0
         self.usage = usage
-        self.scale = math.log1p(index.max_references + max(usage.values(), default=0)) or 1.0
+        self.scale = math.log1p(max(index.max_references, max(usage.values(), default=0))) or 1.0
         self.values: dict[int, float] = {}
 
     def __getitem__(self, number: int) -> float:
@@ -168,7 +168,9 @@ class StaticScores:
             index, weights = self.index, self.weights
             epoch = index.epochs[number]
             recency = 0.5 ** (max(0.0, self.now - epoch) / self.half_life) if epoch else 0.0
-            count = index.references[number] + self.usage.get(index.ids[number], 0)
+            # Dream folds the usage log into reference_count: the larger of the two, never their sum
+            # (the same recalls would count twice), and a clone without the log keeps the card's.
+            count = max(index.references[number], self.usage.get(index.ids[number], 0))
             value = self.values[number] = (
                 weights.recency * recency + weights.references * min(1.0, math.log1p(count) / self.scale)
                 + weights.confidence * max(0.0, min(1.0, index.confidences[number])))
