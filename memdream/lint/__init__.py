@@ -17,30 +17,21 @@ from memdream.memory.store import CardFile
 __all__ = ["Finding", "LintResult", "lint_memory", "lint_paths"]
 
 
-# Below this many cards a process pool costs more than it saves.
-PARALLEL_MIN_CARDS = 400
-
-
 def _read_card(card_file: CardFile) -> tuple[Document, list[Finding]]:
-    """Parse and schema-check one card (runs in a worker process for large memories)."""
+    """Parse and schema-check one card.
+
+    One process does it all: parsing and checking a card costs about 0.2 ms (fastyaml, fastjsonschema),
+    less than sending the parsed card back from a worker process would.
+    """
     document = Document.read(card_file.path, card_file)
     return document, list(schema_findings(document, "card"))
-
-
-def _read_cards(card_files: list[CardFile]) -> list[tuple[Document, list[Finding]]]:
-    workers = os.cpu_count() or 1
-    if len(card_files) < PARALLEL_MIN_CARDS or workers < 2:
-        return [_read_card(card_file) for card_file in card_files]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_read_card, card_files, chunksize=max(1, len(card_files) // (workers * 8))))
 
 
 def load_files(root: Path) -> MemoryFiles:
     files = MemoryFiles(root=root)
     card_files, files.file_problems = card_entries(root)
-    for document, findings in _read_cards(card_files):
+    for card_file in card_files:
+        document, findings = _read_card(card_file)
         files.cards.append(document)
         files.card_schema_findings.extend(findings)
     plan, config = root / PLAN_FILE, root / CONFIG_FILE

@@ -5,15 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from memdream import yamlio
+from memdream.lint import fastyaml
 from memdream.lint.files import FileProblem, read_text
 from memdream.lint.findings import Finding
 from memdream.lint.positions import NodeLocator, Position
+from memdream.memory.paths import AUDIT_DIR
 from memdream.memory.store import CardFile
+
+if TYPE_CHECKING:
+    from memdream.memory.evidence_log import EvidenceLog
 
 
 @dataclass
@@ -39,7 +44,7 @@ class Document:
             return cls(path, "", parse_error=((1, 1), message), card_file=card_file, error_rule=rule)
         document = cls(path, text, card_file=card_file)
         try:
-            document.data = yamlio.loads(text)
+            document.data = fastyaml.loads(text)
         except yamlio.UnsafeYAML as error:
             mark = error.problem_mark
             position = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -67,10 +72,19 @@ class MemoryFiles:
 
     root: Path
     cards: list[Document] = field(default_factory=list)
-    card_schema_findings: list[Finding] = field(default_factory=list)  # found while reading, in parallel
+    card_schema_findings: list[Finding] = field(default_factory=list)  # found while reading the cards
     plan: Document | None = None
     config: Document | None = None
     # other tracked text (INDEX.md, audit/*.jsonl), read when lint may read them
     text_files: list[tuple[Path, str]] = field(default_factory=list)
     # paths lint refused to read (links, devices, FIFOs, oversized files), with why
     file_problems: dict[Path, str] = field(default_factory=dict)
+
+    @cached_property
+    def audit_evidence(self) -> tuple[EvidenceLog, list[Finding]]:
+        """The evidence the audit files hold beyond the cards' inline lists, and the malformed lines."""
+        from memdream.lint.evidence import read_evidence_log
+
+        audit = self.root / AUDIT_DIR
+        return read_evidence_log([(path, text) for path, text in self.text_files
+                                  if path.parent == audit and path.suffix == ".jsonl"])

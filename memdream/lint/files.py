@@ -40,23 +40,40 @@ def entry_problem(path: Path, folder: bool = False) -> str | None:
 def read_bytes(path: Path, limit: int) -> bytes:
     """The content of a regular file that is not a link, or :class:`FileProblem`.
 
-    Opened with ``O_NOFOLLOW | O_NONBLOCK`` and checked again on the open descriptor, so a file
-    swapped for a link or a FIFO after the check is refused too.
+    Opened with ``O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`` (a link is not followed, a FIFO does not
+    block, a terminal is not taken over) and checked on the open descriptor (a device or a FIFO is
+    refused before anything is read; git cannot carry either, so only a local memory has them).
     """
-    problem = entry_problem(path)
-    if problem is not None:
-        raise FileProblem(problem)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOCTTY", 0))
     except OSError as error:
-        raise FileProblem(f"cannot be read: {error.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        # A link (ELOOP) or a socket (ENXIO) cannot be opened: say what it is, as lstat sees it.
+        problem = entry_problem(path) if os.path.lexists(path) else None
+        raise FileProblem(problem or f"cannot be read: {error.strerror}") from None
+    try:
+        # Checked on the open descriptor, not before opening: no window to swap the file, one stat less.
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise FileProblem(SPECIAL_PROBLEM)
-        data = handle.read(limit + 1)
+        data = _read_up_to(fd, limit + 1)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise FileProblem(f"file is larger than {limit // MIB} MiB (the limit for a memory file)")
     return data
+
+
+def _read_up_to(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from ``fd`` (plain os.read: no buffered file object per card)."""
+    chunks: list[bytes] = []
+    left = size
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_text(path: Path, limit: int) -> str:
@@ -96,10 +113,21 @@ def card_entries(root: Path) -> tuple[list[CardFile], dict[Path, str]]:
         if base_problem:
             continue
         for layer in LAYERS:
-            entries, folder_problem = folder_entries(base / layer)
-            problems.update(folder_problem)
-            for path in entries:
-                if path.suffix in (".yaml", ".yml") and not path.name.startswith(".") \
-                        and not stat.S_ISDIR(os.lstat(path).st_mode):
-                    found.append(CardFile(path, layer, archived))
+            folder = base / layer
+            if not os.path.lexists(folder):
+                continue
+            problem = entry_problem(folder, folder=True)
+            if problem is not None:
+                problems[folder] = problem
+                continue
+            found.extend(CardFile(folder / name, layer, archived) for name in _card_names(folder))
     return found, problems
+
+
+def _card_names(folder: Path) -> list[str]:
+    """Names of the card entries of one layer folder, sorted (as sorted paths are): one scandir,
+    no stat per entry (the directory entry says whether it is a folder)."""
+    with os.scandir(folder) as entries:
+        return sorted(entry.name for entry in entries
+                      if entry.name.endswith((".yaml", ".yml")) and not entry.name.startswith(".")
+                      and not entry.is_dir(follow_symlinks=False))

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 from memdream import schemas
 from memdream.errors import MemdreamError
 from memdream.lint.documents import Document, MemoryFiles
+from memdream.lint.evidence import audit_only, count_problem
 from memdream.lint.findings import Finding
 from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
-from memdream.lint.raw_check import read_raw_keys
+from memdream.lint.raw_check import Keys, read_raw_keys
 from memdream.memory.card import ACTIVE_STATUSES
 from memdream.regex_safety import PROBLEM, catastrophic
 
@@ -33,6 +34,8 @@ def schema_findings(document: Document, schema_name: str) -> Iterator[Finding]:
     if document.parse_error is not None:
         (line, col), message = document.parse_error
         yield Finding(document.path, line, col, document.error_rule, message)
+        return
+    if schemas.is_valid(schema_name, document.data):  # most documents: no need to collect errors
         return
     for error in schemas.iter_errors(schema_name, document.data):
         (line, col), message = describe(error, document.locator)
@@ -237,6 +240,40 @@ def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
             elif found is not None and digest is not None and digest != found:
                 yield _at(document, [*path[:-1], "hash"], "provenance",
                           f"hash of {ref} does not match the raw event (the event or the card changed)")
+    yield from _check_held_provenance(files, stored, damaged)
+
+
+def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> Iterator[Finding]:
+    """Invariant 5 for the references only the audit files hold: reported at the card, on its
+    ``evidence_count`` (or ``evidence``) key, naming the reference."""
+    log, _ = files.audit_evidence
+    if not log.held:
+        return
+    for document in files.cards:
+        if not isinstance(document.data, dict):
+            continue
+        where: list[str | int] = ["evidence_count" if "evidence_count" in document.data else "evidence"]
+        for item in audit_only(log, document.data):
+            session, _, event_id = item.ref.removeprefix("log://").rpartition("#")
+            found = stored.get((session, event_id))
+            if found is None and not damaged:
+                yield _at(document, where, "provenance",
+                          f"{item.ref} (held in the audit files) names no event in the raw layer", key=True)
+            elif found is not None and item.hash is not None and item.hash != found:
+                yield _at(document, where, "provenance", f"hash of {item.ref} (held in the audit files) does "
+                          "not match the raw event (the event or the audit line changed)", key=True)
+
+
+def check_evidence_count(files: MemoryFiles) -> Iterator[Finding]:
+    """A card's ``evidence_count`` is what the card and the audit files hold together (and at least
+    its inline list): fewer held means audit lines were lost; malformed evidence lines are findings."""
+    log, problems = files.audit_evidence
+    yield from problems
+    for document in files.cards:
+        if isinstance(document.data, dict) and document.card_file is not None:
+            problem = count_problem(log, document.data)
+            if problem is not None:
+                yield _at(document, ["evidence_count"], "evidence-count", problem, key=True)
 
 
 def _evidence_refs(document: Document) -> Iterator[tuple[list[str | int], str, str | None]]:
@@ -267,4 +304,5 @@ RULES: dict[str, Rule] = {
     "fact-key": check_fact_keys,
     "secret": check_secrets,
     "provenance": check_provenance,
+    "evidence-count": check_evidence_count,
 }

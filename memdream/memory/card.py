@@ -14,8 +14,8 @@ CARD_KEY_ORDER = (
 EVIDENCE_KEY_ORDER = ("ref", "hash", "stance", "kind", "ts")
 
 # A card shows its newest pieces of evidence; the audit files hold all of them (evidence_log.py).
-# Three: enough to see at a glance what backs the value and how recently, at ~200 bytes each.
-INLINE_EVIDENCE = 3
+# Two: what backs the value and how recently, at a glance (~170 bytes each); lint reads the rest.
+INLINE_EVIDENCE = 2
 
 ACTIVE_STATUSES = frozenset({"verified", "inferred", "conflicting"})
 STRONG_EVIDENCE_KINDS = frozenset({"observation", "feedback", "outcome"})
