@@ -75,7 +75,9 @@ def _compiled(name: str) -> Any:
     seconds for lint or a dream over 10,000 cards); most documents are valid and need only the
     answer. fastjsonschema implements draft 7; the bundled schemas have no references left and use
     only keywords that mean the same in draft 7 and 2020-12 (tests/test_schemas.py holds both to
-    the same answers). Where it says invalid, jsonschema decides and gives the messages.
+    the same answers). Where it says invalid, jsonschema decides and gives the messages. One
+    difference is left: a Python tuple counts as an array here, not for jsonschema; documents come
+    from JSON and YAML, which never make one.
     """
     import fastjsonschema
 
@@ -92,9 +94,10 @@ def _fast_valid(name: str, instance: Any) -> bool:
     return True
 
 
-def iter_errors(name: str, instance: Any) -> list[Any]:
-    """All schema errors for ``instance``, sorted by their position in the document."""
-    if _fast_valid(name, instance):
+def iter_errors(name: str, instance: Any, fast: bool = True) -> list[Any]:
+    """All schema errors for ``instance``, sorted by their position in the document. ``fast=False``:
+    jsonschema alone (for a caller whose own fast check already said invalid)."""
+    if fast and _fast_valid(name, instance):
         return []
     errors = list(validator(name).iter_errors(instance))
     errors.sort(key=lambda error: [str(part) for part in error.absolute_path])

@@ -256,7 +256,7 @@ def first_error(event: dict[str, Any]) -> str | None:
     """None when valid, else one line naming the field and the problem."""
     if fast_valid(event):
         return None
-    errors = schemas.iter_errors("raw-event", event)
+    errors = schemas.iter_errors("raw-event", event, fast=False)
     if not errors:
         return None
     error = errors[0]

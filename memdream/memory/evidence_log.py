@@ -138,4 +138,7 @@ def _write_cache(path: Path, payload: tuple[dict[str, Stamp], dict[str, list[Evi
             pickle.dump((CACHE_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # the cache folder is not a folder: there is no temporary file either
+            pass

@@ -128,7 +128,7 @@ def _mutate(draw: st.DrawFn, event: dict[str, Any], mutation: str) -> None:  # n
 
 def _agree(event: dict[str, Any]) -> None:
     snapshot = copy.deepcopy(event)
-    expected = schemas.is_valid("raw-event", event)
+    expected = bool(schemas.validator("raw-event").is_valid(event))  # jsonschema itself
     assert fast_valid(event) is expected, event
     assert (first_error(event) is None) is expected, event
     assert event == snapshot  # neither check changes the event
