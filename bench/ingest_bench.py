@@ -112,7 +112,7 @@ def ingest_once(log: Path, workdir: Path, name: str) -> tuple[float, float, int,
         "print(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, done.returncode)\n"
         "print(done.stdout)\n"
     )
-    command = [sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "-o", "json"]
+    command = [sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "--format", "json"]
     done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, env=env)
     first, _, rest = done.stdout.partition("\n")
     elapsed, cpu, rss, code = first.split()

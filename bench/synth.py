@@ -39,14 +39,34 @@ def synthetic_card(index: int, rng: random.Random) -> Card:
     return card
 
 
+def synthetic_cards(count: int, seed: int = 7) -> list[Card]:
+    """The ``count`` cards :func:`build_card_memory` writes for ``seed``."""
+    rng = random.Random(seed)
+    return [synthetic_card(index, rng) for index in range(count)]
+
+
 def build_card_memory(root: Path, count: int, seed: int = 7) -> None:
     """An initialized memory holding ``count`` valid cards."""
     init_memory(root)
-    rng = random.Random(seed)
     folders = {"fact": "facts", "strategy": "strategies", "lesson": "lessons"}
-    for index in range(count):
-        card = synthetic_card(index, rng)
+    for card in synthetic_cards(count, seed):
         (root / "cards" / folders[card.type] / f"{card.id}.yaml").write_text(yamlio.dumps(card.to_dict()))
+
+
+def card_readings(cards: list[Card], every: int = 2) -> list[dict[str, object]]:
+    """Tool readings that confirm every ``every``-th fact card's value, in sessions of 50: a dream
+    over them re-verifies those cards and so writes their files (as a dream that made them would)."""
+    events: list[dict[str, object]] = []
+    facts = [card for card in cards if card.attribute is not None and card.value is not None][::every]
+    for index, card in enumerate(facts):
+        minute, hour = index % 50, (index // 50) % 24
+        events.append({
+            "session": f"reread-{index // 50:05d}", "ts": f"2026-12-20T{hour:02d}:{minute:02d}:00Z",
+            "id": f"r{index}", "kind": "tool_result", "tool": "shell", "ok": True,
+            "text": f"{card.attribute}: {card.value}",
+            "fact": {"subject": card.subject, "attribute": card.attribute, "value": card.value},
+        })
+    return events
 
 
 def synthetic_events(count: int, seed: int = 11) -> list[dict[str, object]]:

@@ -144,7 +144,7 @@ def folder_bytes(path: Path, pattern: str = "*") -> int:
 
 def one_run(folder: Path, root: Path) -> dict[str, object]:
     memdream("init", str(root))
-    ingest_time, out = memdream("ingest", str(folder), "-m", str(root), "-o", "json")
+    ingest_time, out = memdream("ingest", str(folder), "-m", str(root), "--format", "json")
     events = json.loads(out)["added"]
     dream_time, out = memdream("dream", "-m", str(root), "-f", "json")
     cards = [path for path in (root / "cards").rglob("*.yaml")]

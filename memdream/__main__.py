@@ -1,3 +1,3 @@
-from memdream.entry import main
+from memdream.cli import main
 
 main()

@@ -41,7 +41,8 @@ def memory(tmp_path: Path) -> Path:
 
 
 class Run:
-    """Invoke the CLI in-process; stdout and stderr kept apart."""
+    """Invoke the command line users run (the typer app behind `memdream` and `python -m memdream`)
+    in-process; stdout and stderr kept apart."""
 
     def __init__(self) -> None:
         self.runner = CliRunner()

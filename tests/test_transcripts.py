@@ -57,7 +57,7 @@ def ingested(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     env = _bare_env(base)
     files = t.billing_api_project(base / "logs", small=request.param)
     _memdream(env, "init", base / "mem")
-    done = _memdream(env, "ingest", base / "logs", "-m", base / "mem", "--output", "json")
+    done = _memdream(env, "ingest", base / "logs", "-m", base / "mem", "--format", "json")
     return Ingested(files, base / "mem", json.loads(done.stdout), _raw_events(base / "mem"))
 
 

@@ -17,8 +17,7 @@ import pytest
 
 from memdream import gitops
 from memdream.errors import Busy, GitError
-from memdream.fastcli import guarded
-from memdream.memory import cardcache
+from memdream.memory import cardcache, locate
 from memdream.memory.create import init_memory
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import writer_lock
@@ -144,7 +143,7 @@ def test_readers_refuse_a_memory_with_an_interrupted_dream_until_dream_recovers(
                  ["dream", "--dry-run", "-m", ingested]):  # a dry run cannot recover: it must not read either
         done = memdream(*args)
         assert (done.returncode, done.stderr, done.stdout) == (1, PENDING, ""), args
-    typer_recall = run("recall", "deploy", "-m", ingested)  # the typer command, not the fast path
+    typer_recall = run("recall", "deploy", "-m", ingested)  # in-process: the same command line
     assert (typer_recall.exit_code, typer_recall.stderr) == (1, PENDING)
 
     done = memdream("dream", "-m", ingested)
@@ -193,23 +192,23 @@ def test_a_full_disk_during_a_dream_is_one_line(ingested: Path, run, monkeypatch
     (errno.EROFS, "the memory is read-only: cannot write /m/raw/x (read-only file system)"),
     (errno.EACCES, "permission denied: /m/raw/x"),
 ])
-def test_the_fast_paths_map_disk_errors_to_one_line(code: int, said: str, capsys: pytest.CaptureFixture[str]) -> None:
-    def command() -> None:
+def test_the_command_line_maps_disk_errors_to_one_line(code: int, said: str, run,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreadable(explicit: Path | None) -> Path:
         raise OSError(code, os.strerror(code), "/m/raw/x")
 
-    with pytest.raises(SystemExit) as exited:
-        guarded(command)
-    assert exited.value.code == 1
-    assert capsys.readouterr().err == f"memdream: {said}\n"
+    monkeypatch.setattr(locate, "find_memory_root", unreadable)
+    result = run("cards")
+    assert (result.exit_code, result.stderr) == (1, f"memdream: {said}\n")
 
 
-def test_an_unexpected_os_error_is_still_an_internal_error(capsys: pytest.CaptureFixture[str]) -> None:
-    def command() -> None:
+def test_an_unexpected_os_error_is_still_an_internal_error(run, monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreadable(explicit: Path | None) -> Path:
         raise OSError(errno.EIO, "Input/output error")
 
-    with pytest.raises(SystemExit):
-        guarded(command)
-    assert capsys.readouterr().err.startswith("memdream: internal error: OSError")
+    monkeypatch.setattr(locate, "find_memory_root", unreadable)
+    result = run("recall", "deploy")
+    assert result.exit_code == 1 and result.stderr.startswith("memdream: internal error: OSError")
 
 
 def _as_another_user() -> list[str]:

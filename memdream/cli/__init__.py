@@ -1,21 +1,39 @@
-"""The command line: parses arguments, calls one core function, renders its result.
+"""The command line (the only one): parses arguments, calls one core function, renders its result.
 
-Every failure is one line on stderr and an exit code from memdream.errors; a traceback
-only with MEMDREAM_DEBUG=1.
+Every failure goes through :class:`MemdreamGroup`: one line on stderr and an exit code from
+memdream.errors (0 ok, 1 findings or user error, 2 usage, 75 busy, 130 interrupted); a traceback
+only with MEMDREAM_DEBUG=1. Start-up matters (recall runs on every agent turn, enqueue inside a
+hook): command modules import their heavy modules inside the command, and :class:`MemdreamCommand`
+converts option values without pydantic (see memdream.cli.params).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import os
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from memdream import __version__
-from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, known_error
-from memdream.fastcli import DEBUG_ENV
-from memdream.fastcli import debug as _debug
-from memdream.fastcli import fail as _fail
+from memdream.cli.params import lighten
+from memdream.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE, known_error
+
+DEBUG_ENV = "MEMDREAM_DEBUG"
+
+
+def debug() -> bool:
+    """MEMDREAM_DEBUG=1: errors raise with their traceback instead of one line."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def fail(message: str, code: int) -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.write(f"memdream: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
 
 
 def _is_control_flow(error: BaseException) -> bool:
@@ -25,34 +43,71 @@ def _is_control_flow(error: BaseException) -> bool:
     return type(error).__module__.split(".")[0] in ("typer", "click")
 
 
+def _usage_line(error: Any) -> str:
+    """A click usage error as one line that names the command and where its help is."""
+    context = getattr(error, "ctx", None)
+    where = f" (see '{context.command_path} --help')" if context is not None else ""
+    return f"{error.format_message()}{where}"
+
+
+class MemdreamCommand(TyperCommand):
+    """A typer command whose simple option values (str, int, Path, choices, lists of them) are
+    converted without building a pydantic TypeAdapter each: that is ~100 ms of import per process."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            lighten(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return lighten(super().get_help_option(ctx))
+
+
 class MemdreamGroup(TyperGroup):
-    """Maps memdream's exceptions to one line and an exit code, in one place."""
+    """The one error handler: memdream's exceptions and click's usage errors become one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:  # --version
+            lighten(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return lighten(super().get_help_option(ctx))
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            _fail("interrupted", EXIT_INTERRUPTED)
+            fail("interrupted", EXIT_INTERRUPTED)
         except Exception as error:  # memdream's errors, disk full, read-only; a bug is one line too
-            if _debug() or _is_control_flow(error):
+            if debug() or _is_control_flow(error):
                 raise
             known = known_error(error)
             if known is None:
-                _fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
-                      EXIT_FINDINGS)
-            _fail(str(known), known.exit_code)
+                fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
+                     EXIT_FINDINGS)
+            fail(str(known), known.exit_code)
         return None
 
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-app = typer.Typer(
-    cls=MemdreamGroup,
-    name="memdream",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: rich help costs ~150 ms of start-up
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as error:  # bare `memdream`: the overview, as --help gives it
+            error.show()
+            code = 0
+        except UsageError as error:
+            fail(_usage_line(error), EXIT_USAGE)
+        except ClickException as error:
+            fail(error.format_message(), error.exit_code)
+        except typer.Abort:
+            fail("interrupted", EXIT_INTERRUPTED)
+        if not standalone_mode:
+            return code
+        sys.stdout.flush()
+        raise SystemExit(code if isinstance(code, int) else 0)
 
 
 def _version(value: bool) -> None:
@@ -61,7 +116,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -76,23 +130,48 @@ def _root(
     """
 
 
-def _register() -> None:
-    from memdream.cli import cards_cmd, dream_cmd, ingest_cmd, init_cmd, lint_cmd, recall_cmd, textconv_cmd
-
-    app.command("init")(init_cmd.init)
-    app.command("ingest")(ingest_cmd.ingest)
-    app.command("enqueue")(ingest_cmd.enqueue)
-    app.command("dream")(dream_cmd.dream)
-    app.command("lint")(lint_cmd.lint)
-    app.command("cards")(cards_cmd.cards)
-    app.command("show")(cards_cmd.show)
-    app.command("recall")(recall_cmd.recall)
-    app.command("textconv", hidden=True)(textconv_cmd.textconv)
-
-
-_register()
+# Command name -> (module under memdream.cli, function, hidden): one module per command group.
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "init": ("init_cmd", "init", False),
+    "ingest": ("ingest_cmd", "ingest", False),
+    "enqueue": ("ingest_cmd", "enqueue", False),
+    "dream": ("dream_cmd", "dream", False),
+    "lint": ("lint_cmd", "lint", False),
+    "cards": ("cards_cmd", "cards", False),
+    "show": ("cards_cmd", "show", False),
+    "recall": ("recall_cmd", "recall", False),
+    "textconv": ("textconv_cmd", "textconv", True),
+}
 
 
-def main() -> None:
-    """Run the CLI (the installed script goes through memdream.entry, which adds hook fast paths)."""
-    app(prog_name="memdream")
+def build(only: str | None = None) -> typer.Typer:
+    """The typer app with every command, or with ``only`` that one: typer turns each command's
+    signature into click objects before running any (~3-4 ms a command), and a hook or an agent's
+    turn runs one. The commands, their options and the error handling are the same objects."""
+    from importlib import import_module
+
+    made = typer.Typer(
+        cls=MemdreamGroup,
+        name="memdream",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain help: rich help costs ~150 ms of start-up
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    made.callback()(_root)
+    for name, (module, function, hidden) in COMMANDS.items():
+        if only in (None, name):
+            command = getattr(import_module(f"memdream.cli.{module}"), function)
+            made.command(name, cls=MemdreamCommand, hidden=hidden)(command)
+    return made
+
+
+app = build()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line: the installed `memdream` script and `python -m memdream`."""
+    args = sys.argv[1:] if argv is None else argv
+    named = next((arg for arg in args if not arg.startswith("-")), None)  # the root takes no values
+    (build(named) if named in COMMANDS else app)(args=args, prog_name="memdream")

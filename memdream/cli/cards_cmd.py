@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.memory.card import ARCHIVED, SUPERSEDED
 
 if TYPE_CHECKING:
     from memdream.memory.card import Card
@@ -15,16 +16,16 @@ if TYPE_CHECKING:
 def cards(
     card_type: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--type", "-t", help="fact, strategy or lesson.", show_default=False),
+        typer.Option("--type", "-t", metavar="TYPE", show_default=False, help="fact, strategy or lesson."),
     ] = None,
     status: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--status", "-s", help="verified, inferred, conflicting, superseded or archived.",
-                     show_default=False),
+        typer.Option("--status", "-s", metavar="STATUS", show_default=False,
+                     help="verified, inferred, conflicting, superseded or archived."),
     ] = None,
     subject: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--subject", help="Only cards about this subject (case-insensitive substring).",
+        typer.Option("--subject", metavar="TEXT", help="Only cards about this subject (case-insensitive substring).",
                      show_default=False),
     ] = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include cards in archive/.")] = False,
@@ -42,7 +43,7 @@ def cards(
     root = memory_root(memory)
     require_settled(root)
     listed = list_cards(root, CardFilter(card_type, status, subject, archived or bool(
-        status in ("superseded", "archived"))))
+        status in (SUPERSEDED, ARCHIVED))))
     if output is DataFormat.json:
         print_json([{**item.card.to_dict(), "path": item.path} for item in listed])
         return
@@ -74,7 +75,7 @@ def _render_table(found: list[Card]) -> None:
 
 
 def show(
-    card_id: Annotated[str, typer.Argument(help="Card id (as in `memdream cards`).")],
+    card_id: Annotated[str, typer.Argument(help="Card id (as in `memdream cards`).", metavar="CARD_ID")],
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:

@@ -11,7 +11,9 @@ from memdream.cli.options import DataFormat, FormatOption
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="Folder to create the memory in (created if missing).")] = Path("."),
+    path: Annotated[
+        Path, typer.Argument(help="Folder to create the memory in (created if missing).", metavar="PATH")
+    ] = Path("."),
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Create a memory: folders, default memdream.yaml, empty plan, git repository and a first commit.

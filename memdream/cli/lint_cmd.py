@@ -25,13 +25,13 @@ class LintFormat(str, Enum):
 def lint(
     paths: Annotated[
         Optional[list[Path]],  # noqa: UP045
-        typer.Argument(help="Memory folders, or files inside one (then only their findings are shown). "
+        typer.Argument(metavar="PATH", help="Memory folders, or files inside one (then only their findings are shown). "
                             "Default: the current memory.", show_default=False),
     ] = None,
     memory: MemoryOption = None,
     output: Annotated[
         Optional[LintFormat],  # noqa: UP045
-        typer.Option("--format", "-f", case_sensitive=False, show_default=False,
+        typer.Option("--format", "-f", metavar="text|json|github", case_sensitive=False, show_default=False,
                      help="text (path:line:col: message), json, or github (workflow annotations). "
                           "Default: github when GITHUB_ACTIONS is set, else text."),
     ] = None,

@@ -1,4 +1,4 @@
-"""Options shared by every command, declared once."""
+"""Options shared by every command, declared once (with metavars: help shows no Python types)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 MemoryOption = Annotated[
     Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
     typer.Option(
-        "--memory", "-m",
+        "--memory", "-m", metavar="PATH",
         help="Memory folder. Default: $MEMDREAM_MEMORY, else the nearest folder above the working "
              "directory that holds memdream.yaml.",
         show_default=False,
@@ -24,10 +24,11 @@ class DataFormat(str, Enum):
     json = "json"
 
 
+FORMAT_HELP = "Output format: text for people, json for programs."
+
 FormatOption = Annotated[
     DataFormat,
-    typer.Option("--format", "-f", help="Output format: text for people, json for programs.",
-                 case_sensitive=False),
+    typer.Option("--format", "-f", metavar="text|json", help=FORMAT_HELP, case_sensitive=False),
 ]
 
 

@@ -1,13 +1,18 @@
-"""memdream recall."""
+"""memdream recall: one query (text or JSON), or a file of queries (one JSON object per line)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+
+if TYPE_CHECKING:
+    from memdream.recall.engine import RecallOptions
 
 
 def recall(
@@ -17,40 +22,42 @@ def recall(
     ] = None,
     budget: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--budget", "-b", help="Most bytes (UTF-8) of context to print. Default: recall.budget "
-                                            "in memdream.yaml.", show_default=False),
+        typer.Option("--budget", "-b", metavar="BYTES", show_default=False,
+                     help="Most bytes (UTF-8) of context to print. Default: recall.budget in memdream.yaml."),
     ] = None,
     card_type: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--type", "-t", help="Only cards of this type: fact, strategy or lesson (no raw events).",
-                     show_default=False),
+        typer.Option("--type", "-t", metavar="TYPE", show_default=False,
+                     help="Only cards of this type: fact, strategy or lesson (no raw events)."),
     ] = None,
     status: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--status", "-s", help="Only cards with this status (no raw events).", show_default=False),
+        typer.Option("--status", "-s", metavar="STATUS", show_default=False,
+                     help="Only cards with this status (no raw events)."),
     ] = None,
     subject: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--subject", help="Only cards about this subject (case-insensitive substring); raw events "
-                                       "that mention it.", show_default=False),
+        typer.Option("--subject", metavar="TEXT", show_default=False,
+                     help="Only cards about this subject (case-insensitive substring); raw events that mention it."),
     ] = None,
     since: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--since", help="Only cards verified or updated, and events logged, at or after this ISO "
-                                     "8601 date or time.", show_default=False),
+        typer.Option("--since", metavar="DATE", show_default=False,
+                     help="Only cards verified or updated, and events logged, at or after this ISO 8601 date or time."),
     ] = None,
     include_archived: Annotated[
         bool, typer.Option("--include-archived", help="Also superseded and archived cards.")] = False,
     scope: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--scope", help="The project whose plan and standing instructions to show. Default: the "
-                                     "current folder's project when the memory has scoped ones, else all.",
-                     show_default=False),
+        typer.Option("--scope", metavar="PROJECT", show_default=False,
+                     help="The project whose plan and standing instructions to show. Default: the current "
+                          "folder's project when the memory has scoped ones, else all."),
     ] = None,
     queries: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("--queries", help="Answer every line of this file (blank lines skipped, '-' for stdin); "
-                                       "prints one JSON object per line.", show_default=False),
+        typer.Option("--queries", metavar="FILE", show_default=False,
+                     help="Answer every line of this file (blank lines skipped, '-' for stdin); prints one JSON "
+                          "object per line."),
     ] = None,
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
@@ -64,11 +71,71 @@ def recall(
     interrupted dream is pending: run `memdream dream` to recover.
     """
     from memdream.memory.journal import require_settled
-    from memdream.recall.command import run
     from memdream.recall.engine import RecallOptions
 
+    if (query is None) == (queries is None):
+        from memdream.errors import UsageError
+
+        raise UsageError("give one QUERY or --queries FILE")
     options = RecallOptions(budget=budget, card_type=card_type, status=status, subject=subject, since=since,
                             include_archived=include_archived, scope=scope)
+    options.check()
     root = memory_root(memory)
-    require_settled(root)
-    run(root, query, queries, options, as_json=output is DataFormat.json)
+    require_settled(root)  # one stat: a killed dream's half-written cards are never served
+    if options.scope is None:  # the scope is the project of the folder recall runs in
+        options = _with_cwd(options)
+    if queries is not None:
+        _answer_each(root, _read_queries(queries), options)
+    else:
+        assert query is not None
+        _answer(root, query, options, output)
+
+
+def _answer(root: Path, query: str, options: RecallOptions, output: DataFormat) -> None:
+    from memdream.recall.engine import Recaller
+
+    recaller = Recaller(root, options)
+    try:
+        result = recaller.recall(query)
+    finally:
+        recaller.close()
+    if output is DataFormat.json:
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(result.context)
+
+
+def _answer_each(root: Path, lines: list[str], options: RecallOptions) -> None:
+    """One JSON object per query line, written as each is answered (one index load for all)."""
+    from memdream.recall.engine import Recaller
+
+    recaller = Recaller(root, options)
+    try:
+        for line in lines:
+            sys.stdout.write(json.dumps(recaller.recall(line).to_dict(), ensure_ascii=False) + "\n")
+    finally:
+        recaller.close()
+
+
+def _read_queries(path: Path) -> list[str]:
+    """One query per line, blank lines skipped; '-' reads standard input."""
+    from memdream.errors import InvalidInput, UsageError
+
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"--queries {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInput(f"--queries {path}: cannot be read: {error}") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _with_cwd(options: RecallOptions) -> RecallOptions:
+    """``options`` with the folder recall runs in (unchanged if that folder is gone)."""
+    import os
+    from dataclasses import replace
+
+    try:
+        return replace(options, cwd=os.getcwd())
+    except OSError:
+        return options

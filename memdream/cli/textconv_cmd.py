@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 
-def textconv(path: Annotated[Path, typer.Argument(help="File git asks to convert.")]) -> None:
+def textconv(path: Annotated[Path, typer.Argument(help="File git asks to convert.", metavar="PATH")]) -> None:
     """Print a card or plan in canonical form, so that git diffs ignore pure formatting changes."""
     from memdream import yamlio
     from memdream.memory.card import CARD_KEY_ORDER, EVIDENCE_KEY_ORDER

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from memdream.dream.model import AttributeStats, DreamContext, FactKey, KeyStats, Operation
 from memdream.dream.state import attribute_stats
 from memdream.dream.verify import Proposal, finish_versions, materialize, statement_for
+from memdream.memory.card import ARCHIVED, CONFLICTING
 
 MAX_PENDING = 50
 MIN_SESSIONS = 3  # observability needs a few sessions to mean anything
@@ -154,15 +155,14 @@ def _keep_pending(ctx: DreamContext, key: FactKey, proposal: Proposal) -> None:
 
 def _retire_state_cards(ctx: DreamContext) -> None:
     """Cards whose key proved to be volatile or observable state go to the archive."""
-    for key, cards in sorted(ctx.cards_by_key().items()):
-        if key not in ctx.pieces or key not in ctx.key_stats:
-            continue
+    by_key = ctx.cards_by_key()  # only keys this run read: sorting all of them costs O(memory)
+    for key in sorted(key for key in by_key if key in ctx.pieces and key in ctx.key_stats):
         reason = state_reason(ctx, ctx.key_stats[key])
         if reason is None:
             continue
-        for card in cards:
+        for card in by_key[key]:
             before = card.confidence
-            card.status, card.updated_at = "archived", ctx.now
+            card.status, card.updated_at = ARCHIVED, ctx.now
             ctx.record(Operation("archive", card.id, f"not memory: {reason}",
                                  [e.ref for e in card.evidence[-3:]], before, card.confidence))
 
@@ -170,14 +170,13 @@ def _retire_state_cards(ctx: DreamContext) -> None:
 def _retire_volatile_attributes(ctx: DreamContext, volatile: dict[str, AttributeStats]) -> None:
     """Fact cards of an attribute that proved volatile go to the archive, whether or not this run
     read their subject: that is the point of learning it per attribute."""
-    for key, cards in sorted(ctx.cards_by_key().items()):
-        if key.attribute not in volatile:
-            continue
-        for card in cards:
-            if card.type != "fact" or card.ttl_policy == "keep" or card.status == "conflicting":
+    by_key = ctx.cards_by_key()
+    for key in sorted(key for key in by_key if key.attribute in volatile):
+        for card in by_key[key]:
+            if card.type != "fact" or card.ttl_policy == "keep" or card.status == CONFLICTING:
                 continue
             before = card.confidence
-            card.status, card.updated_at = "archived", ctx.now
+            card.status, card.updated_at = ARCHIVED, ctx.now
             ctx.record(Operation("archive", card.id, volatile_reason(key.attribute, volatile[key.attribute]),
                                  [e.ref for e in card.evidence[-3:]], before, card.confidence))
 

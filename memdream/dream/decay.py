@@ -25,7 +25,7 @@ from memdream.clock import parse_timestamp
 from memdream.dream import forget
 from memdream.dream import state as state_mod
 from memdream.dream.model import DreamContext, Operation
-from memdream.memory.card import Card
+from memdream.memory.card import ARCHIVED, CONFLICTING, INFERRED, VERIFIED, Card
 
 # More than this since the previous dream: suspect the clock, archive nothing that run. A year, not a
 # month: a memory dreamed rarely (a project picked up again) must still forget, one step at a time.
@@ -72,17 +72,19 @@ def run(ctx: DreamContext) -> None:
     touched = {operation.card for operation in ctx.ops}
     for card in sorted(ctx.active_cards(), key=lambda c: c.id):
         days = _days(card.ttl_policy)
-        if days is None or card.status == "conflicting" or card.id in touched:
+        if days is None or card.status == CONFLICTING or card.id in touched:
             continue
         verified_age, changed_age = _ages(card, now)
+        if verified_age <= days:
+            continue  # both steps below need it unverified for longer: most cards, at no further cost
         last = forget.last_recall(ctx, card.id, now)
         used = last is not None and (now - last).days <= days
         # One step at most: a demoted card's updated_at is now, so it cannot be archived in this run.
-        if card.status == "verified" and verified_age > days:
+        if card.status == VERIFIED and verified_age > days:
             _demote(ctx, card, days, now, last if used else None)
-        elif card.status == "inferred" and verified_age > days and changed_age > days and jump is None and not used:
+        elif card.status == INFERRED and verified_age > days and changed_age > days and jump is None and not used:
             before = card.confidence
-            card.status, card.updated_at = "archived", ctx.now
+            card.status, card.updated_at = ARCHIVED, ctx.now
             reason = f"not re-verified in {days} days and {forget.unused_reason(ctx, card, now)}"
             ctx.record(Operation("archive", card.id, reason, _refs(card), before, card.confidence))
 
@@ -94,7 +96,7 @@ def _refs(card: Card) -> list[str]:
 def _demote(ctx: DreamContext, card: Card, days: int, now: datetime, recalled: datetime | None) -> None:
     """verified → inferred, flagged for review; a card nobody recalled in ``days`` also loses weight."""
     before = card.confidence
-    card.status, card.updated_at = "inferred", ctx.now
+    card.status, card.updated_at = INFERRED, ctx.now
     card.review = f"not re-verified in {days} days"
     if recalled is not None:
         reason = f"{card.review} (recalled {recalled.date().isoformat()}: kept active while used)"

@@ -6,7 +6,7 @@
   or a card supports or contradicts that event's value;
 - an ``outcome`` with a ``fact`` is strong;
 - text tagged untrusted-instruction never becomes evidence, nor a ``fact`` whose words read like an
-  instruction (:func:`memdream.ingest.salience.reads_like_instruction`) unless the user stated it:
+  instruction (:func:`memdream.injection.reads_like_instruction`) unless the user stated it:
   a raw layer ingested before the check was widened may hold one untagged;
 - an event tagged untrusted-instruction never reaches the plan, nor a ``plan`` or ``goal`` event
   that neither the user nor the agent wrote (only they write the plan).
@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
 from memdream.dream.plan import writes_plan
-from memdream.ingest.salience import UNTRUSTED, reads_like_instruction
-from memdream.memory.raw import canonical_bytes, event_hash, event_ref
+from memdream.injection import reads_like_instruction
+from memdream.memory.raw import canonical_bytes, event_hash
+from memdream.memory.refs import event_ref
+from memdream.memory.tags import UNTRUSTED
 
 if TYPE_CHECKING:
     from memdream.redact import Redactor
@@ -65,16 +67,18 @@ class _Targets:
         return self._cited.get(event_ref(session, target))
 
     def _cited_events(self) -> dict[str, tuple[FactKey, str]]:
-        """Every event a card cites in support, shown on the card or held by the audit files."""
+        """The events this batch's feedback names that a card cites in support, shown on the card or
+        held by the audit files (only those: keying every event ten thousand cards cite costs O(memory))."""
+        named = {event_ref(event["session"], event["target"]) for event in self.ctx.events
+                 if event.get("kind") == "feedback" and event.get("target")}
         held = self.ctx.evidence_log()
         cited = {}
         for card in self.ctx.cards.values():
             if card.attribute is None or card.value is None:
                 continue
-            found = FactKey.of(card.subject, card.attribute), card.value
             for evidence in [*held.refs(card.id), *card.evidence]:
-                if evidence.stance == "supports":
-                    cited[evidence.ref] = found
+                if evidence.stance == "supports" and evidence.ref in named:
+                    cited[evidence.ref] = FactKey.of(card.subject, card.attribute), card.value
         return cited
 
 

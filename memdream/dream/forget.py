@@ -18,9 +18,9 @@ from pathlib import Path
 
 from memdream.clock import parse_timestamp
 from memdream.dream.model import DreamContext, Operation
-from memdream.memory.card import Card
+from memdream.memory.card import ARCHIVED, CONFLICTING, Card
 from memdream.memory.paths import MemoryPaths
-from memdream.recall.usage import Usage, usage_at
+from memdream.memory.usage import Usage, usage_at
 
 GLOBAL_SCOPE = "global"  # where cards without a scope count
 # card value = importance·0.3 + confidence·0.2 + references·0.3 + recency·0.2 (each in [0, 1])
@@ -107,7 +107,7 @@ def _groups(ctx: DreamContext) -> dict[tuple[str, str], list[Card]]:
 
 
 def _evictable(card: Card, touched: set[str]) -> bool:
-    return card.ttl_policy != "keep" and card.status != "conflicting" and card.id not in touched
+    return card.ttl_policy != "keep" and card.status != CONFLICTING and card.id not in touched
 
 
 def enforce_capacity(ctx: DreamContext, capacity: int) -> None:
@@ -122,7 +122,7 @@ def enforce_capacity(ctx: DreamContext, capacity: int) -> None:
         valued = sorted((card_value(card, now, last_recall(ctx, card.id, now), half_life), card.id, card)
                         for card in cards if _evictable(card, touched))
         for value, _, card in valued[:excess]:
-            card.status, card.updated_at = "archived", ctx.now
+            card.status, card.updated_at = ARCHIVED, ctx.now
             reason = f"capacity of scope {scope} ({capacity} {layer}s): lowest value {value:.3f}"
             ctx.record(Operation("archive", card.id, reason, [e.ref for e in card.evidence[-3:]],
                                  card.confidence, card.confidence))

@@ -22,7 +22,7 @@ from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece
 from memdream.dream.values import confidence, same_value, status_of
 from memdream.dream.verify import card_id
-from memdream.memory.card import Card
+from memdream.memory.card import INFERRED, SUPERSEDED, VERIFIED, Card
 
 HISTORY = 50  # workflow pieces kept per key between runs
 _LINTERS = frozenset({"ruff", "flake8", "pylint", "eslint", "mypy", "black", "prettier", "clippy", "golangci-lint"})
@@ -142,7 +142,7 @@ def _fill(ctx: DreamContext, card: Card, key: FactKey, induced: Induced, demoted
         card.confidence = round(card.confidence * 0.5, 2)
     min_evidence = int(ctx.settings.get("dream.verify.verified_min_evidence"))
     threshold = float(ctx.settings.get("dream.verify.verified_threshold"))
-    card.status = "inferred" if demoted else status_of(supports, against, min_evidence, threshold)
+    card.status = INFERRED if demoted else status_of(supports, against, min_evidence, threshold)
     card.derived_from = _derived_from(ctx, card.scope or "global", induced.shown)
     newest = max((piece.ts for piece in supports), default=None)
     if newest and (card.last_verified_at is None or newest > card.last_verified_at):
@@ -153,7 +153,7 @@ def _new_card(ctx: DreamContext, key: FactKey, induced: Induced) -> Card:
     subject, attribute = ctx.key_names.get(key, (key.subject, key.attribute))
     first = min(induced.supporters, key=lambda p: (p.ts, p.ref)).ref
     card = Card(id=card_id("s", key, induced.value, first, ctx.cards), type="strategy", subject=subject,
-                attribute=attribute, value=induced.value, statement=".", scope=subject, status="inferred",
+                attribute=attribute, value=induced.value, statement=".", scope=subject, status=INFERRED,
                 confidence=0.0, evidence=[], created_at=ctx.now, updated_at=ctx.now,
                 ttl_policy=str(ctx.settings.get("dream.decay.default_ttl")), tags=[*scope_tags(subject), "workflow"])
     ctx.cards[card.id] = card
@@ -183,7 +183,7 @@ def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piec
     reason = f"steps that recur in {len(induced.supporters)} sessions: {induced.value}"
     ctx.record(Operation("add", card.id, reason, refs, None, card.confidence))
     if current is not None:
-        current.status, current.superseded_by = "superseded", sorted({*current.superseded_by, card.id})
+        current.status, current.superseded_by = SUPERSEDED, sorted({*current.superseded_by, card.id})
         current.updated_at = ctx.now
         card.supersedes = sorted({*card.supersedes, current.id})
         ctx.record(Operation("supersede", card.id, f"the workflow changed: {current.value!r} -> {card.value!r}",
@@ -193,13 +193,13 @@ def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piec
 def _demote_failing(ctx: DreamContext, history: list[Piece], cards: list[Card]) -> None:
     """A strategy whose steps now fail, with nothing recurring to replace it yet, is flagged."""
     for card in cards:
-        if card.type != "strategy" or card.status != "verified":
+        if card.type != "strategy" or card.status != VERIFIED:
             continue
         failing = _failing(history, {head(step) for step in (card.value or "").split(" → ")})
         if not failing:
             continue
         before = card.confidence
-        card.status, card.confidence, card.updated_at = "inferred", round(card.confidence * 0.5, 2), ctx.now
+        card.status, card.confidence, card.updated_at = INFERRED, round(card.confidence * 0.5, 2), ctx.now
         card.review = f"its steps failed in {len(failing)} of the newest sessions: re-check before relying on it"
         ctx.record(Operation("demote", card.id, card.review, [p.ref for p in failing], before, card.confidence))
 

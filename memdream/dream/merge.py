@@ -9,8 +9,8 @@ are blocked by subject, so cost grows with the largest subject, not with the mem
 
 from __future__ import annotations
 
-from memdream.dream.model import DreamContext, FactKey, Operation
-from memdream.memory.card import Card
+from memdream.dream.model import DreamContext, FactKey, Operation, normalize_name
+from memdream.memory.card import SUPERSEDED, Card
 from memdream.memory.evidence_log import union
 
 
@@ -22,11 +22,13 @@ def canonicalize_keys(ctx: DreamContext) -> None:
     """Move new evidence filed under a near-duplicate attribute to the known spelling."""
     from rapidfuzz import fuzz
 
-    known: dict[str, list[str]] = {}
-    for key in {*ctx.key_stats, *ctx.cards_by_key()}:
-        known.setdefault(key.subject, []).append(key.attribute)
-    for subject in known:
-        known[subject].sort()
+    subjects = {key.subject for key in ctx.pieces}  # only theirs are compared: not every key's
+    spellings: dict[str, set[str]] = {}
+    for source in (ctx.key_stats, ctx.cards_by_key()):
+        for key in source:
+            if key.subject in subjects:
+                spellings.setdefault(key.subject, set()).add(key.attribute)
+    known = {subject: sorted(attributes) for subject, attributes in spellings.items()}
     for key in sorted(ctx.pieces):
         candidates = known.get(key.subject, [])
         if key.attribute in candidates:
@@ -50,9 +52,13 @@ def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
     """Merge near-duplicate active cards in subjects that this run touched."""
     from rapidfuzz import fuzz
 
+    # Only blocks holding a card this run touched can merge: the others are not built.
+    wanted = {(card.type, normalize_name(card.subject)) for card in map(ctx.cards.get, touched) if card is not None}
     blocks: dict[tuple[str, str], list[Card]] = {}
     for card in ctx.active_cards():
-        blocks.setdefault((card.type, FactKey.of(card.subject, "x").subject), []).append(card)
+        block = (card.type, normalize_name(card.subject))
+        if block in wanted:
+            blocks.setdefault(block, []).append(card)
     for _, cards in sorted(blocks.items()):
         if len(cards) < 2 or not any(card.id in touched for card in cards):
             continue
@@ -69,7 +75,7 @@ def merge_statements(ctx: DreamContext, touched: set[str]) -> None:
                 _union_evidence(ctx, keep, drop)
                 keep.confidence = max(keep.confidence, drop.confidence)
                 keep.updated_at = drop.updated_at = ctx.now
-                drop.status, drop.superseded_by = "superseded", sorted({*drop.superseded_by, keep.id})
+                drop.status, drop.superseded_by = SUPERSEDED, sorted({*drop.superseded_by, keep.id})
                 keep.supersedes = sorted({*keep.supersedes, drop.id})
                 ctx.record(Operation("merge", keep.id, f"same statement as {drop.id} in other words",
                                      [e.ref for e in drop.evidence[-3:]], before, keep.confidence,

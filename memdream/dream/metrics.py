@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memdream.memory.card import Card
+from memdream.memory.card import CONFLICTING, SUPERSEDED, Card
 
 BINS = ("0.0-0.2", "0.2-0.4", "0.4-0.6", "0.6-0.8", "0.8-1.0")
 
@@ -33,9 +33,9 @@ def measure(cards: Iterable[tuple[Card, int]], fixed_bytes: int, fixed_files: in
         if card.is_active:
             metrics.active_cards += 1
             metrics.bytes += size
-            metrics.conflicts += card.status == "conflicting"
+            metrics.conflicts += card.status == CONFLICTING
             metrics.confidence[BINS[min(4, int(card.confidence * 5))]] += 1
-        elif card.status == "superseded":
+        elif card.status == SUPERSEDED:
             metrics.superseded += 1
         else:
             metrics.archived += 1

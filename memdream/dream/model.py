@@ -6,18 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdream.factkey import FactKey as FactKey
-from memdream.factkey import normalize_name as normalize_name
-from memdream.factkey import normalize_value as normalize_value
-from memdream.memory.card import Card, Evidence
+from memdream.memory.card import STRONG_EVIDENCE_KINDS, Card, Evidence
 from memdream.memory.evidence_log import EvidenceLog
+from memdream.memory.factkey import FactKey as FactKey
+from memdream.memory.factkey import normalize_name as normalize_name
+from memdream.memory.factkey import normalize_value as normalize_value
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings
 
 # How much one piece of evidence is worth, by kind. Tool observations, user feedback and
 # outcomes are external verification ("strong"); what the agent noted or said is not.
 WEIGHT = {"observation": 0.6, "feedback": 0.7, "outcome": 0.6, "note": 0.3, "message": 0.2, "plan": 0.2}
-STRONG = frozenset({"observation", "feedback", "outcome"})
+STRONG = STRONG_EVIDENCE_KINDS
 
 @dataclass(frozen=True)
 class Piece:
@@ -195,10 +195,18 @@ class DreamContext:
         return [card for card in self.cards.values() if card.is_active]
 
     def cards_by_key(self) -> dict[FactKey, list[Card]]:
+        """The active fact cards by key, built afresh (stages change statuses between calls); each
+        name pair is keyed once a run: normalizing ten thousand cards' names on each of the five
+        calls a run makes would cost more than an incremental dream's real work."""
+        keys: dict[tuple[str, str], FactKey] = self.memo.setdefault("fact_keys", {})
         found: dict[FactKey, list[Card]] = {}
         for card in self.cards.values():
             if card.is_active and card.attribute is not None:
-                found.setdefault(FactKey.of(card.subject, card.attribute), []).append(card)
+                names = (card.subject, card.attribute)
+                key = keys.get(names)
+                if key is None:
+                    key = keys[names] = FactKey.of(card.subject, card.attribute)
+                found.setdefault(key, []).append(card)
         return found
 
     def record(self, operation: Operation) -> None:

@@ -9,6 +9,7 @@ after the commit) makes the next dream pick up the same events.
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
 from memdream.memory.card import INLINE_EVIDENCE, Card
-from memdream.memory.cardcache import load_cards, remember_cards
+from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import lock_wait_seconds, writer_lock
@@ -166,18 +167,22 @@ def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Car
 
 
 def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
+    """The last audit lines that show a change, oldest first. Read from the end: a first dream's
+    audit file holds thousands of lines, and INDEX.md shows thirty."""
     files = sorted(memory.paths.audit.glob("*.jsonl"))[-3:] if memory.paths.audit.is_dir() else []
-    lines: list[dict[str, Any]] = []
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
+    newest: list[dict[str, Any]] = []
+    for path in reversed(files):
+        for line in reversed(path.read_text(encoding="utf-8").splitlines()):
+            if len(newest) == index.MAX_RECENT:
+                return newest[::-1]
             if line.strip():
                 try:
                     entry = json.loads(line)
                 except ValueError:
                     continue
                 if isinstance(entry, dict) and entry.get("op") != EVIDENCE_OP:  # not a change to show
-                    lines.append(entry)
-    return lines[-index.MAX_RECENT:]
+                    newest.append(entry)
+    return newest[::-1]
 
 
 def _run_id(now: str, consumed: tuple[int, int] | None, events: int) -> str:
@@ -199,7 +204,10 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None) -
             require_settled(memory.root)
         recovered = False if dry_run else _recover(memory)
         _require_clean(memory)
-        return _dream_locked(memory, dry_run, recovered, extractor)
+        try:
+            return _dream_locked(memory, dry_run, recovered, extractor)
+        finally:
+            gc.unfreeze()  # the cards _dream_locked loaded may be collected again
 
 
 def _run_settings(settings: Settings, extractor: str | None) -> Settings:
@@ -214,13 +222,13 @@ def _run_settings(settings: Settings, extractor: str | None) -> Settings:
 def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None) -> DreamReport:
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
-    cached = load_cards(memory)
+    cached = _load_frozen(memory)
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
     # What each card was, to write only the cards a stage changed (a snapshot: serializing ten
     # thousand cards twice a run would cost more than an incremental dream's real work).
-    before = {item.card.id: (item.card.snapshot(), item.file.relpath) for item in cached}
+    before = {item.card.id: (item.card.snapshot(), item.relpath) for item in cached}
     sizes = {item.card.id: item.size for item in cached}
     raw = RawLayer(memory.paths)
     state = _load_state(memory, raw, lambda: {item.card.id: Card.from_dict(item.card.to_dict()) for item in cached},
@@ -251,13 +259,28 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
         return report
     if report.changes:
         report.commit = _write_and_commit(memory, ctx, report)
-        remember_cards(memory, on_disk)
+        remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"])
     if consumed is not None:
         state.consumed = consumed[1]
     state.last_run = now  # every dream, not only those that commit: decay's clock-jump guard reads it
     state_mod.save(memory.paths.state, state)
     _journal(memory).unlink(missing_ok=True)
     return report
+
+
+def _load_frozen(memory: Memory) -> list[CachedCard]:
+    """Every card, kept out of the garbage collector's sight until the run ends (dream() unfreezes):
+    the run holds them all to the end, and each full collection would walk ten thousand cards and
+    their evidence again (a third of an incremental dream's time)."""
+    enabled = gc.isenabled()
+    gc.disable()  # until they are frozen: a collection right after loading would walk them all
+    try:
+        cached = load_cards(memory)
+        gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
+    return cached
 
 
 def _fixed_files(memory: Memory) -> tuple[int, int]:
@@ -268,7 +291,7 @@ def _fixed_files(memory: Memory) -> tuple[int, int]:
 
 def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[tuple[Any, ...], str]],
              plan_before: dict[str, Any], on_disk: dict[str, Card]) -> list[FileChange]:
-    """The files to write; fills ``on_disk`` (relative path -> the card as its file will say)."""
+    """The files to write; fills ``on_disk`` (relative path -> the card as its written file will say)."""
     # Dream never commits what lint would reject: what it writes passes the redaction rules of
     # memdream.yaml as they are now (a rule added after ingest still keeps its matches out of git).
     redactor = Redactor.from_settings(memory.settings)
@@ -278,13 +301,12 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[tuple[An
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
         if old is not None and old[0] == card.snapshot() and old[1] == target:
-            on_disk[target] = card
             continue  # as read: redacting and validating every card would cost a dream O(memory)
         data = _valid(f"card {card_id}", "card", _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS))
-        on_disk[target] = Card.from_dict(data)
         text = yamlio.dumps(data)
         if old is not None and old[1] == target and _same_text(memory.root / target, text):
             continue  # changed in memory only (its evidence read in full), not in what the file says
+        on_disk[target] = Card.from_dict(data)
         written.append(card)
         changes.append(FileChange(target, "write", text))
         if old is not None and old[1] != target:
@@ -449,4 +471,5 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport) ->
     if report.consumed is not None:
         trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)
         trailers["Memdream-Events"] = str(report.events)
-    return gitops.commit(memory.root, _summary(report), _body(report), trailers, paths=TRACKED)
+    return gitops.commit(memory.root, _summary(report), _body(report), trailers, paths=TRACKED,
+                         files=[change.path for change in report.changes])

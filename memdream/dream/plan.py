@@ -20,9 +20,9 @@ from typing import Any
 
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
-from memdream.ingest.salience import UNTRUSTED
 from memdream.memory.plan import PlanItem
-from memdream.memory.raw import event_ref
+from memdream.memory.refs import event_ref
+from memdream.memory.tags import UNTRUSTED
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160

@@ -5,6 +5,7 @@ the cards built on those, transitively."""
 from __future__ import annotations
 
 from memdream.dream.model import DreamContext, Operation
+from memdream.memory.card import INFERRED, VERIFIED
 
 
 def run(ctx: DreamContext) -> None:
@@ -24,8 +25,8 @@ def run(ctx: DreamContext) -> None:
                 continue
             demoted.add(child_id)
             before = child.confidence
-            if child.status == "verified":
-                child.status = "inferred"
+            if child.status == VERIFIED:
+                child.status = INFERRED
             child.confidence = round(child.confidence * 0.5, 2)
             successor = ctx.cards[parent].superseded_by
             what = f"superseded by {', '.join(successor)}" if successor else "no longer trusted"

@@ -1,7 +1,7 @@
-"""Select: group the new events into episodes (segments) and rank them by importance.
+"""Select: group the new events into episodes and rank them by importance.
 
 importance = w_failure·failure + w_novelty·novelty + w_references·later references + w_recency·recency
-(weights in memdream.yaml, dream.selection.weights). The best ``max_segments`` episodes are
+(weights in memdream.yaml, dream.selection.weights). The best ``max_episodes`` episodes are
 reviewed; the others are consumed without review and counted in the report.
 """
 
@@ -12,20 +12,14 @@ from typing import Any
 
 from memdream.clock import parse_timestamp
 from memdream.dream.model import DreamContext, Episode, FactKey
-
-
-def _segment_of(event: dict[str, Any]) -> int:
-    for tag in event.get("tags", ()):
-        if tag.startswith("segment:") and tag[8:].isdigit():
-            return int(tag[8:])
-    return 0
+from memdream.memory.tags import episode_of
 
 
 def group(events: list[dict[str, Any]]) -> list[Episode]:
     """Episodes in order of first appearance; events inside each keep their stored order."""
     episodes: dict[tuple[str, int], Episode] = {}
     for event in events:
-        key = (event["session"], _segment_of(event))
+        key = (event["session"], episode_of(event.get("tags") or ()))
         if key not in episodes:
             episodes[key] = Episode(session=key[0], number=key[1], events=[])
         episodes[key].events.append(event)
@@ -53,7 +47,7 @@ def _keys(episode: Episode) -> set[FactKey]:
 
 
 def rank(ctx: DreamContext, episodes: list[Episode]) -> None:
-    """Set each episode's importance; mark the best ``max_segments`` as selected."""
+    """Set each episode's importance; mark the best ``max_episodes`` as selected."""
     weights = ctx.settings.get("dream.selection.weights")
     half_life = float(ctx.settings.get("dream.selection.recency_half_life_days"))
     now = parse_timestamp(ctx.now)
@@ -74,7 +68,7 @@ def rank(ctx: DreamContext, episodes: list[Episode]) -> None:
         episode.importance = round(
             weights["failure"] * _failure(episode) + weights["novelty"] * novelty
             + weights["references"] * min(1.0, later / 3) + weights["recency"] * recency, 4)
-    budget = int(ctx.settings.get("dream.selection.max_segments"))
+    budget = int(ctx.settings.get("dream.selection.max_episodes"))
     ordered = sorted(episodes, key=lambda item: (-item.importance, item.session, item.number))
     for position, episode in enumerate(ordered):
         episode.selected = position < budget

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from memdream.dream.model import WEIGHT, Piece, normalize_value
+from memdream.memory.card import INFERRED, VERIFIED
 
 _DIGITS = re.compile(r"\d+")
 
@@ -45,5 +46,5 @@ def status_of(supports: list[Piece], against: list[Piece], min_evidence: int, th
     independent = {piece.ref for piece in supports}
     strong = any(piece.strong for piece in supports)
     if len(independent) >= min_evidence and strong and confidence(supports, against) >= threshold:
-        return "verified"
-    return "inferred"
+        return VERIFIED
+    return INFERRED

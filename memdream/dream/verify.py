@@ -23,7 +23,8 @@ from typing import Any
 
 from memdream.dream.model import DreamContext, FactKey, Operation, Piece
 from memdream.dream.values import confidence, same_value, status_of
-from memdream.memory.card import Card, Evidence
+from memdream.memory.card import ARCHIVED, CONFLICTING, SUPERSEDED, Card, Evidence
+
 
 @dataclass
 class Version:
@@ -193,7 +194,7 @@ def materialize(ctx: DreamContext, proposal: Proposal) -> None:
     for version in proposal.versions:
         before = version.card.confidence if version.card else None
         conflicting = version in proposal.active and len(proposal.active) > 1
-        status = "conflicting" if conflicting else status_of(version.supports, version.against, min_evidence,
+        status = CONFLICTING if conflicting else status_of(version.supports, version.against, min_evidence,
                                                               threshold)
         score = confidence(version.supports, version.against)
         card = version.card
@@ -227,7 +228,7 @@ def _record(ctx: DreamContext, version: Version, before: float | None) -> None:
         ctx.record(Operation("add", card.id, reason, refs, None, card.confidence))
     elif version.superseded_by is not None or version.rejected:
         return  # the supersede or archive operation tells this card's story
-    elif card.status == "conflicting":
+    elif card.status == CONFLICTING:
         ctx.record(Operation("conflict", card.id, "values diverge and no side has strong evidence", refs,
                              before, card.confidence))
     else:
@@ -238,19 +239,19 @@ def finish_versions(ctx: DreamContext, proposal: Proposal) -> None:
     """Archive what the fold retired: superseded versions and rejected values."""
     for version in proposal.versions:
         card = version.card
-        if card is None or card.status in ("superseded", "archived"):
+        if card is None or card.status in (SUPERSEDED, ARCHIVED):
             continue
         cause = version.cause
         refs = [cause.ref] if cause else []
         if version.superseded_by is not None and version.superseded_by.card is not None:
             new = version.superseded_by.card
-            card.status, card.superseded_by = "superseded", sorted({*card.superseded_by, new.id})
+            card.status, card.superseded_by = SUPERSEDED, sorted({*card.superseded_by, new.id})
             new.supersedes = sorted({*new.supersedes, card.id})
             kind = cause.kind if cause else "evidence"
             ctx.record(Operation("supersede", new.id, f"{card.value!r} replaced by {new.value!r} on {kind} "
                                  f"evidence", refs, card.confidence, new.confidence, cards=[card.id]))
         elif version.rejected:
-            card.status = "archived"
+            card.status = ARCHIVED
             ctx.record(Operation("archive", card.id, f"{card.value!r} rejected by user feedback", refs,
                                  card.confidence, card.confidence))
         else:

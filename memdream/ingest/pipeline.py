@@ -33,21 +33,21 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memdream import fastjson, gitops
+from memdream import gitops, jsonio
 from memdream.clock import now_iso
 from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
 from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl
 from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex
-from memdream.ingest.prepare import BAD, READY, redact_event
-from memdream.ingest.project import PROJECT_TAG
+from memdream.ingest.prepare import BAD, READY, Ready, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.source_ids import SourceSessions, collision_id, fingerprint
-from memdream.ingest.validate import DEFAULT_ACTOR, FUTURE_TAG, first_error, fit_caps
+from memdream.ingest.validate import DEFAULT_ACTOR, first_error, fit_caps
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_bytes
 from memdream.memory.store import Memory
+from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG
 from memdream.yamlio import write_atomic
 
 if TYPE_CHECKING:
@@ -240,7 +240,7 @@ class _Run:
 
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)
         claim, tags_for, write = self.seen.claim, self.tagger.tags_for, self.writer.write_fields
-        dumps = orjson.dumps
+        dumps, named = orjson.dumps, Ready._make  # a READY record is a plain tuple laid out as Ready
         base = 0  # lines before the current chunk
         for prepared, lines in self.pool.prepare(jobs):
             read = added = duplicates = 0
@@ -248,11 +248,12 @@ class _Run:
                 if record[0] != READY:
                     self._store_other(record, base, ctx, report, occurrences)
                     continue
-                (_, number, session, event_id, ts, kind, tool, failed, goal, own_tags, untrusted, fingerprint,
-                 head, tail, counts) = record
+                event = named(record)
+                session, event_id, own_tags = event.session, event.id, event.own_tags
+                head, tail = event.head, event.tail
                 found = claim(session, event_id)
                 if found == REPEATED:
-                    ctx.bad(base + number, memdream_jsonl.repeated_id(session, event_id))
+                    ctx.bad(base + event.line, memdream_jsonl.repeated_id(session, event_id))
                     continue
                 read += 1
                 if found == STORED:
@@ -260,16 +261,17 @@ class _Run:
                         duplicates += 1
                     else:  # the id holds other content: the event is stored under another
                         read -= 1
-                        hints = (untrusted, fingerprint)
-                        self._store(_event_of(head, own_tags, tail), report, occurrences, (counts, hints))
+                        hints = (event.untrusted, event.fingerprint)
+                        self._store(_event_of(head, own_tags, tail), report, occurrences, (event.redactions, hints))
                     continue
-                tags = tags_for(session, kind, tool, failed, goal, untrusted, fingerprint)
-                write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, ts)
+                tags = tags_for(session, event.kind, event.tool, event.failed, event.goal, event.untrusted,
+                                event.fingerprint)
+                write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, event.ts)
                 added += 1
                 if own_tags and FUTURE_TAG in own_tags:
                     report.future_timestamps += 1
-                if counts:
-                    report.redactions.update(counts)
+                if event.redactions:
+                    report.redactions.update(event.redactions)
             report.read += read
             report.added += added
             report.duplicates += duplicates
@@ -282,7 +284,7 @@ class _Run:
             ctx.bad(base + record[1], record[2])
             return
         _, _, data, counts, hints = record
-        self._store(fastjson.loads(data), report, occurrences, (counts, hints))
+        self._store(jsonio.loads(data), report, occurrences, (counts, hints))
 
     def close_pool(self) -> None:
         if self.pool is not None:
@@ -381,7 +383,7 @@ class _Run:
 
 def _event_of(head: bytes, own_tags: list[str] | None, tail: bytes) -> dict[str, Any]:
     """A prepared event as a dict again (its canonical JSON cut around ``tags``)."""
-    event: dict[str, Any] = fastjson.loads(head + orjson.dumps(own_tags or []) + tail)
+    event: dict[str, Any] = jsonio.loads(head + orjson.dumps(own_tags or []) + tail)
     if not own_tags:
         del event["tags"]
     return event

@@ -14,18 +14,19 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 import orjson
 from ahocorasick_rs import BytesAhoCorasick
 
 from memdream.errors import MemdreamError
-from memdream.fastjson import MAX_DEPTH, dumps_canonical, needs_stdlib
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters.memdream_jsonl import parse_line
-from memdream.ingest.salience import INSTRUCTION_WORDS, Hints, hints_for
+from memdream.ingest.salience import Hints, hints_for
 from memdream.ingest.sources import MAX_LINE_BYTES, too_long
 from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS, fast_valid, first_error, fit_caps, usual_ts
+from memdream.injection import INSTRUCTION_WORDS
+from memdream.jsonio import MAX_DEPTH, dumps_canonical, needs_stdlib
 from memdream.redact import shape_of
 
 if TYPE_CHECKING:
@@ -87,13 +88,36 @@ class ChunkJob:
     strict: bool
 
 
-# What a chunk's lines become. Plain tuples, first item the kind: thousands cross a pipe per chunk.
-READY = 0  # (READY, line, session, id, ts, kind, tool, failed, goal, own tags, untrusted, fingerprint, head, tail,
-#            redactions)
+# What a chunk's lines become: plain tuples, first item the record's kind. Thousands cross a pipe
+# per chunk, by marshal, which takes nothing but plain tuples (and building a NamedTuple costs a
+# worker ~1 us an event): a READY record is laid out as :class:`Ready`, and read as one.
+READY = 0  # the fields of a :class:`Ready`, in order
 EVENT = 1  # (EVENT, line, event as JSON, redactions, hints): an event without id, for the full path
 BAD = 2  # (BAD, line, reason)
 Prepared = tuple[Any, ...]
 Redactions = Union[dict[str, int], None]  # noqa: UP007 - an alias evaluated on Python 3.10
+
+
+class Ready(NamedTuple):
+    """A prepared event with an id: the few fields the order-dependent half of ingest reads, and
+    the event's canonical JSON cut around its ``tags`` value (``head`` + tags + ``tail``).
+    ``Ready._make(record)`` reads a READY record."""
+
+    record: int  # READY
+    line: int  # the line number within its chunk
+    session: str
+    id: str
+    ts: str
+    kind: str
+    tool: str  # "" when none
+    failed: bool  # a tool result with ok: false
+    goal: str | None  # the goal a goal event sets
+    own_tags: list[str] | None  # the tags the event came with
+    untrusted: bool  # reads like an instruction (salience.Hints)
+    fingerprint: str | None  # what repetition is judged by (salience.Hints)
+    head: bytes
+    tail: bytes
+    redactions: Redactions
 
 _TAGS_KEY = b',"tags":'
 # The keys that sort after "tags" ("verdict" too, never first); all hold strings, so the canonical
@@ -104,7 +128,7 @@ _KEY_PATTERNS = {key: b',"' + key.encode() + b'":' for key in ("target", "text",
 class LineScan:
     """One pass over a raw line's shape for everything the quick tests look for: the redaction
     anchors (:meth:`memdream.redact.Redactor.json_needles`), the words every injected instruction
-    holds (:data:`memdream.ingest.salience.INSTRUCTION_WORDS`), the escapes that could spell
+    holds (:data:`memdream.injection.INSTRUCTION_WORDS`), the escapes that could spell
     either, and runs of digits long enough for an integer that orjson would misread."""
 
     _SECRET, _INSTRUCTION, _ESCAPE, _DIGITS = range(4)
@@ -232,6 +256,6 @@ def _ready(number: int, event: dict[str, Any], counts: Redactions, hints: Hints,
     goal = (event.get("goal") or event.get("text")) if kind == "goal" else None
     session, tool = event["session"], event.get("tool") or ""
     failed = kind == "tool_result" and event.get("ok") is False
-    return (READY, number, strings.setdefault(session, session), event["id"], event["ts"],
+    return (READY, number, strings.setdefault(session, session), event["id"], event["ts"],  # as Ready lays it out
             strings.setdefault(kind, kind), strings.setdefault(tool, tool), failed, goal, tags, hints[0], hints[1],
             line[:cut] + _TAGS_KEY, line[cut:], counts)

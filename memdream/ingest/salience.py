@@ -1,15 +1,7 @@
-"""Segmentation and salience: tags that tell dream which events matter, set once at ingest.
+"""Episodes and salience: tags that tell dream which events matter, set once at ingest.
 
-Tags written on events (raw-events.md allows free labels; ours are namespaced):
-  segment:<n>            the n-th segment of its session: a new one starts at a goal change,
-                         after an outcome, and where a run of failures begins
-  salience:strong        a failed tool result, user feedback, an outcome (external verification)
-  salience:medium        a workaround (a tool fails, then succeeds), the first success of a task kind
-  salience:weak          repetition: a user message or tool call seen before in the session
-  workaround             the success that ended a run of failures of the same tool
-  untrusted-instruction  text from a tool or web page that reads like an order to the agent (in any
-                         field a card or plan item can be made of); it is data: dream never takes it
-                         as evidence or into the plan, recall shows it marked as untrusted
+Tags written on events: see :mod:`memdream.memory.tags` (episode, salience, workaround,
+untrusted-instruction); what reads like an instruction: :mod:`memdream.injection`.
 
 State carries across ingest runs (a session's log may arrive in pieces); changes made while
 reading one input file can be undone when that file turns out to be malformed.
@@ -19,122 +11,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.fastjson import dumps_canonical
+from memdream.injection import reads_like_instruction
+from memdream.jsonio import dumps_canonical
+from memdream.memory.tags import MEDIUM, STRONG, UNTRUSTED, WEAK, WORKAROUND, episode_tag
 
-STRONG, MEDIUM, WEAK = "salience:strong", "salience:medium", "salience:weak"
-UNTRUSTED = "untrusted-instruction"
-WORKAROUND = "workaround"
 _SEEN_LIMIT = 200  # fingerprints kept per session
 IDLE_RUNS = 100  # ingest runs after which an idle session's fingerprints are dropped
-
-# Phrases by which injected content tries to become the agent's rules. Deliberately broad: a
-# false positive only keeps an event from becoming evidence or the plan on its own; it is still
-# stored and recalled (marked as untrusted). Matched against normalize_for_matching(text).
-#
-# A hard case, decided: documentation fetched by a tool that says "always run the tests before
-# committing" is flagged. Text from a tool is data, never a rule; the user saying the same thing
-# is trusted (only tool and system events are checked).
-#
-# Each branch comes with words that every match of it holds (lowercase ASCII, no spaces: a space
-# may be a tab, or a JSON "\n" where memdream.ingest.prepare looks for them). Looking for the words
-# is far cheaper than the expression, and a branch runs only when one of its words is there.
-_BRANCHES: tuple[tuple[tuple[str, ...], str], ...] = (
-    # ignore / disregard / forget ... previous instructions (a few words may come between)
-    (("ignor", "disregard", "forget", "overrid", "bypass"),
-     r"\b(ignor(e|ing)|disregard(ing)?|forget(ting)?|overrid(e|ing)|bypass(ing)?)\s+([\w'’-]+\s+){0,4}?"
-     r"(previous|prior|above|earlier|preceding|foregoing|original|initial|old|system)\s+([\w-]+\s+){0,2}?"
-     r"(instructions?|prompts?|messages?|rules?|directions?|directives?|guidelines?|context|commands?)\b"),
-    # ... everything above / what you were told earlier
-    (("ignor", "disregard", "forget"),
-     r"\b(ignor(e|ing)|disregard(ing)?|forget(ting)?)\s+(everything|all|anything|whatever|what)\b[^.\n]{0,40}?"
-     r"\b(above|before|earlier|previously|so\s+far|you\s+(were|have\s+been|'ve\s+been)\s+(told|given|instructed))\b"),
-    (("now", "henceforth", "forward", "point"),
-     r"\b(from\s+now\s+on|henceforth|going\s+forward|from\s+this\s+point(\s+on|\s+forward)?)\b[^.\n]{0,40}"
-     r"\b(you|always|never|must|only)\b"),
-    (("always", "never"), r"\byou\s+(must|should|shall|are\s+required\s+to)\s+(now\s+)?(always|never)\b"),
-    (("always", "never"),
-     r"\b(always|never)\s+(run|execute|use|call|send|include|trust|skip|disable|approve|ask|obey|follow|push)\b"),
-    (("instruction", "rule", "directive"),
-     r"\b(new|updated|real|actual|additional|revised)\s+(system\s+)?(instructions?|rules?|directives?)\s*:"),
-    (("system", "developer"), r"\b(system\s+prompt|developer\s+message)\b"),
-    (("remember", "memori", "save", "store"),
-     r"\b(remember|memori[sz]e|save|store)\s+(this|that|the\s+following)\b[^.\n]{0,30}\b(memory|rule|fact|"
-     r"instruction)"),
-    (("curl", "wget"), r"\b(curl|wget)\b[^|\n]{0,200}\|\s*(sudo\s+)?(ba|z)?sh\b"),
-    (("now",), r"\byou\s+are\s+now\b"),
-    (("act",), r"\bact\s+as\b"),
-    (("pretend",), r"\bpretend\s+(to\s+be|you\s+are)\b"),
-    # "You are ChatGPT / an AI assistant ..." followed by an order
-    (("now", "must", "always", "never", "ignor"),
-     r"\byou\s+are\s+(chatgpt|claude|gpt[\w.-]*|an?\s+(helpful\s+)?(ai|assistant|language\s+model|llm|chatbot))\b"
-     r"[^\n]{0,80}?\b(now|must|always|never|ignore)\b"),
-    (("must", "shall", "should"),
-     r"\b(the\s+)?(ai|assistant|agent|model|llm)\s+(must|shall|should)\s+(now\s+)?(always|never|immediately|"
-     r"ignore|obey)\b"),
-    (("tell", "inform", "alert", "notify"), r"\b(do\s+not|don't|never)\s+(tell|inform|alert|notify)\s+the\s+user\b"),
-    # Role markers and chat-template tokens: a line that opens with "SYSTEM:" (upper case, so that
-    # "System: Linux" passes), "<|im_start|>system", "[INST]", "<<SYS>>", "### Instruction:".
-    (("system", "developer"), r"(^|\n)[\s>*#\[(-]*(?-i:SYSTEM|DEVELOPER)\s*[\]:)]"),
-    (("<|", "[inst]", "[/inst]", "<<sys", "<</sys"),
-     r"<\|(im_start|im_end|system|start_header_id|endoftext)\|>|\[/?inst\]|<</?sys>>"),
-    (("system", "instruction"), r"(^|\n)\s*#{2,}\s*(system|instructions?|system\s+prompt)\s*:"),
-)
-_CHECKS = tuple((words, re.compile(pattern, re.IGNORECASE)) for words, pattern in _BRANCHES)
-# All branches in one: what reads_like_instruction answers (the branch by branch way is faster).
-_INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for _, pattern in _BRANCHES), re.IGNORECASE)
-
-# The words of every branch. memdream.ingest.prepare looks for them in raw JSON lines too; the last
-# two are for that: the one control character JSON holds unescaped (DEL) and the one short escape of
-# a control character that is not whitespace (\b), whose deletion could join the halves of a word.
-_WORDS = tuple(dict.fromkeys(word for words, _ in _BRANCHES for word in words))
-INSTRUCTION_WORDS = (*_WORDS, "\x7f", "\\b")
-
-# Zero-width and other format or control characters (categories Cf and Cc, not the whitespace
-# ones): invisible, so deleting them shows what a reader sees ("Ign\u200bore" is "Ignore").
-# tests/ingest/test_injection.py checks this class against unicodedata.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e"
-    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
-    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
-)
-_ASCII_INVISIBLE = dict.fromkeys([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
-_SPACES = re.compile(r"[^\S\n]+")  # runs of whitespace but newlines: lines matter to role markers
-# The characters besides ASCII letters that IGNORECASE matches to an ASCII letter and NFKC keeps.
-_DOTTED_I = {0x130: "i", 0x131: "i"}
-
-
-def normalize_for_matching(text: str) -> str:
-    """``text`` as the instruction patterns read it: format and control characters deleted, Unicode
-    NFKC (fullwidth letters, ligatures, no-break spaces become plain ones), each run of spaces
-    and tabs one space."""
-    if text.isascii():
-        text = text.translate(_ASCII_INVISIBLE)
-    else:
-        text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
-    return _SPACES.sub(" ", text)
-
-
-def reads_like_instruction(text: str) -> bool:
-    """Whether ``text`` (from a tool or a web page) reads like an order to the agent: whether
-    :data:`_INSTRUCTION` matches :func:`normalize_for_matching` of it."""
-    if text.isascii():
-        normalized = None
-        lowered = text.translate(_ASCII_INVISIBLE).lower()
-    else:
-        normalized = normalize_for_matching(text)
-        lowered = normalized.translate(_DOTTED_I).lower()
-    present = {word for word in _WORDS if word in lowered}
-    if not present:
-        return False
-    candidates = [check for words, check in _CHECKS if not present.isdisjoint(words)]
-    if normalized is None:
-        normalized = normalize_for_matching(text)
-    return any(check.search(normalized) for check in candidates)
 
 
 def _fingerprint(text: str) -> str:
@@ -145,13 +30,6 @@ def _fingerprint(text: str) -> str:
 # like an injected instruction, and the fingerprint that repetition is judged by (a user's
 # message or a tool call; None for other events). Workers compute these beside the parsing.
 Hints = tuple[bool, str | None]
-
-
-_SEGMENT_TAGS = [f"segment:{number}" for number in range(256)]
-
-
-def _segment_tag(number: int) -> str:
-    return _SEGMENT_TAGS[number] if number < len(_SEGMENT_TAGS) else f"segment:{number}"
 
 
 def merge_tags(existing: list[str] | None, tags: list[str]) -> list[str]:
@@ -193,7 +71,7 @@ def _strings_of(value: Any, into: list[str]) -> None:
 
 def hints_for(event: dict[str, Any], may_instruct: bool = True) -> Hints:
     """``may_instruct``: False when a quick test already showed that no text of the event holds
-    any of :data:`INSTRUCTION_WORDS`."""
+    any of :data:`memdream.injection.INSTRUCTION_WORDS`."""
     kind = event["kind"]
     untrusted = False
     if may_instruct and (kind == "tool_result" or event.get("actor") in ("tool", "system")):
@@ -209,7 +87,7 @@ def hints_for(event: dict[str, Any], may_instruct: bool = True) -> Hints:
 
 @dataclass
 class SessionState:
-    segment: int = 0
+    episode: int = 0  # the number of the session's current episode
     goal: str | None = None
     after_outcome: bool = False
     in_failure_run: bool = False
@@ -224,11 +102,16 @@ class SessionState:
 
 
 def _copied_lists(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: list(value) if isinstance(value, list) else value for key, value in values.items()}
+    """A saved session state, lists copied; a state saved before episodes had their name counts
+    them under ``segment``."""
+    copied = {key: list(value) if isinstance(value, list) else value for key, value in values.items()}
+    if "segment" in copied:
+        copied.setdefault("episode", copied.pop("segment"))
+    return copied
 
 
 class SalienceTagger:
-    """Adds segment, salience and trust tags to events, one session at a time, in arrival order."""
+    """Adds episode, salience and trust tags to events, one session at a time, in arrival order."""
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
@@ -242,7 +125,7 @@ class SalienceTagger:
         self._undo_kinds: set[str] = set()
 
     def state(self) -> dict[str, Any]:
-        """What the next run starts from. Sessions idle for IDLE_RUNS runs keep their segment
+        """What the next run starts from. Sessions idle for IDLE_RUNS runs keep their episode
         count and goal but not their fingerprints: the state would otherwise grow with every
         session ever seen, and repetition is a local signal."""
         sessions = {}
@@ -303,8 +186,8 @@ class SalienceTagger:
             starts = goal != session.goal or starts
             session.goal = goal
         if starts:
-            session.segment += 1
-        tags = [_segment_tag(session.segment)]
+            session.episode += 1
+        tags = [episode_tag(session.episode)]
         if failed:
             if tool and tool not in session.failing_tools:
                 session.failing_tools.append(tool)

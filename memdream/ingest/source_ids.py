@@ -15,7 +15,7 @@ stored under the stem with the same content was ingested that way: it keeps the 
 refs keep resolving and a re-ingest adds only what is new.
 
 **Content.** Dedup compares an event's content, not only its ``(session, id)``:
-:func:`fingerprint` leaves out what ingest adds (segment, salience, project and future-ts tags)
+:func:`fingerprint` leaves out what ingest adds (episode, salience, project and future-ts tags)
 and a synthetic time (a file's modification time moves as the file grows).
 """
 
@@ -28,17 +28,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memdream.fastjson import dumps_canonical
-from memdream.ingest.project import PROJECT_TAG
-from memdream.ingest.salience import UNTRUSTED, WORKAROUND
-from memdream.ingest.validate import FUTURE_TAG
+from memdream.jsonio import dumps_canonical
+from memdream.memory.tags import (
+    EPISODE_TAG,
+    FUTURE_TAG,
+    OLD_EPISODE_TAG,
+    PROJECT_TAG,
+    SALIENCE_TAG,
+    UNTRUSTED,
+    WORKAROUND,
+)
 
 Event = dict[str, Any]
 
 _DIGEST_BYTES = 3  # six hex digits: a label that tells two same-named files apart, not a secret
 _COLLISION_BYTES = 4
 _INGEST_TAGS = frozenset({UNTRUSTED, WORKAROUND, FUTURE_TAG})
-_INGEST_PREFIXES = ("segment:", "salience:", PROJECT_TAG)
+_INGEST_PREFIXES = (EPISODE_TAG, OLD_EPISODE_TAG, SALIENCE_TAG, PROJECT_TAG)
 _NOT_SESSION = re.compile(r"[\s#]+")
 
 

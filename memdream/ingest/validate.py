@@ -14,24 +14,33 @@ from typing import Any
 
 from memdream import clock, schemas
 
-KINDS = frozenset({"goal", "message", "note", "tool_call", "tool_result", "feedback", "outcome", "plan"})
-ACTORS = frozenset({"user", "agent", "tool", "system"})
-VERDICTS = frozenset({"confirm", "reject", "correct"})
+# Everything below is read from raw-event.schema.json: enums, caps, patterns and the field list
+# exist once, in the schema. The schema's patterns are applied as jsonschema applies them
+# (``re.search``): Python's ``$`` also matches before one final newline, so "s-1\n" passes the
+# schema and must pass here too.
+_SCHEMA = schemas.bundled("raw-event")
+_PROPERTIES: dict[str, dict[str, Any]] = _SCHEMA["properties"]
+_FACT_PROPERTIES: dict[str, dict[str, Any]] = _PROPERTIES["fact"]["properties"]
+FIELDS = frozenset(_PROPERTIES)
+REQUIRED = tuple(_SCHEMA["required"])
+KINDS = frozenset(_PROPERTIES["kind"]["enum"])
+ACTORS = frozenset(_PROPERTIES["actor"]["enum"])
+VERDICTS = frozenset(_PROPERTIES["verdict"]["enum"])
 DEFAULT_ACTOR = {
     "message": "user", "note": "agent", "tool_call": "agent", "goal": "agent", "plan": "agent",
     "tool_result": "tool", "feedback": "user", "outcome": "system",
 }
-# The schema's own patterns, applied as jsonschema applies them (``re.search``): Python's ``$``
-# also matches before one final newline, so "s-1\n" passes the schema and must pass here too.
-_TS = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$")
-_NO_SPACE = re.compile(r"^[^\s]+$")
-_SESSION = re.compile(r"^[^\s#]+$")
-FIELDS = frozenset({
-    "session", "ts", "kind", "id", "actor", "speaker", "text", "tool", "args", "call_id", "ok", "error",
-    "fact", "verdict", "target", "goal", "next", "done", "tags", "meta",
-})
-_MAX = {"id": 256, "speaker": 256, "tool": 256, "call_id": 256, "target": 256}
-_STRINGS = ("text", "error", "goal", "speaker", "tool", "call_id", "target")
+assert set(DEFAULT_ACTOR) == KINDS and set(DEFAULT_ACTOR.values()) <= ACTORS
+_TS = re.compile(_PROPERTIES["ts"]["pattern"])
+_NO_SPACE = re.compile(_PROPERTIES["id"]["pattern"])
+_SESSION = re.compile(_PROPERTIES["session"]["pattern"])
+_SESSION_LENGTHS = (_PROPERTIES["session"]["minLength"], _PROPERTIES["session"]["maxLength"])
+_ID_LENGTHS = (_PROPERTIES["id"]["minLength"], _PROPERTIES["id"]["maxLength"])
+# Free strings (no pattern), and the caps of those that have one.
+_STRINGS = tuple(name for name, rule in _PROPERTIES.items() if rule.get("type") == "string" and "pattern" not in rule)
+_MAX = {name: int(_PROPERTIES[name]["maxLength"]) for name in _STRINGS if "maxLength" in _PROPERTIES[name]}
+_FACT_LENGTHS = {name: (rule.get("minLength", 0), rule["maxLength"]) for name, rule in _FACT_PROPERTIES.items()}
+_JSON_TYPES: dict[str, type] = {"string": str, "boolean": bool, "object": dict, "array": list}
 
 
 def _str_list(value: Any) -> bool:
@@ -44,14 +53,13 @@ def _str_list(value: Any) -> bool:
 
 
 def _fact_ok(fact: Any) -> bool:
-    if not isinstance(fact, dict) or len(fact) != 3:
+    if not isinstance(fact, dict) or len(fact) != len(_FACT_LENGTHS):
         return False
-    subject, attribute, value = fact.get("subject"), fact.get("attribute"), fact.get("value")
-    return (
-        isinstance(subject, str) and 1 <= len(subject) <= 200
-        and isinstance(attribute, str) and 1 <= len(attribute) <= 200
-        and isinstance(value, str) and len(value) <= 2000
-    )
+    for name, (shortest, longest) in _FACT_LENGTHS.items():
+        value = fact.get(name)
+        if not isinstance(value, str) or not shortest <= len(value) <= longest:
+            return False
+    return True
 
 
 def _no_space(value: str) -> bool:
@@ -64,17 +72,18 @@ def _string(value: Any) -> bool:
     return isinstance(value, str)
 
 
-def _short_string(value: Any) -> bool:
-    return isinstance(value, str) and len(value) <= 256
+def _capped_string(cap: int) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and len(value) <= cap
 
 
 # One check per field of the schema, each the whole of that field's rules; a field not in this
 # table is not allowed (additionalProperties: false).
 _CHECKS: dict[str, Callable[[Any], bool]] = {
-    "session": lambda v: isinstance(v, str) and 1 <= len(v) <= 512 and _SESSION.search(v) is not None,
+    "session": lambda v: (isinstance(v, str) and _SESSION_LENGTHS[0] <= len(v) <= _SESSION_LENGTHS[1]
+                          and _SESSION.search(v) is not None),
     "ts": lambda v: isinstance(v, str) and _TS.search(v) is not None,
     "kind": lambda v: isinstance(v, str) and v in KINDS,
-    "id": lambda v: isinstance(v, str) and 1 <= len(v) <= 256 and _no_space(v),
+    "id": lambda v: isinstance(v, str) and _ID_LENGTHS[0] <= len(v) <= _ID_LENGTHS[1] and _no_space(v),
     "actor": lambda v: isinstance(v, str) and v in ACTORS,
     "verdict": lambda v: isinstance(v, str) and v in VERDICTS,
     "ok": lambda v: isinstance(v, bool),
@@ -82,27 +91,25 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "meta": lambda v: isinstance(v, dict),
     "fact": _fact_ok,
     "next": _str_list, "done": _str_list, "tags": _str_list,
-    **{name: _short_string if name in _MAX else _string for name in _STRINGS},
+    **{name: _capped_string(_MAX[name]) if name in _MAX else _string for name in _STRINGS},
 }
 assert set(_CHECKS) == FIELDS
 
 
 # The hot path checks an event against a plan made once per set of field names (in order): the
 # JSON type every field must have, then the value checks that a type alone does not settle.
-_TYPES: dict[str, type] = {
-    **{name: str for name in (*_STRINGS, "session", "ts", "kind", "id", "actor", "verdict")},
-    "ok": bool, "args": dict, "meta": dict, "fact": dict, "next": list, "done": list, "tags": list,
-}
+_TYPES: dict[str, type] = {name: _JSON_TYPES[rule.get("type", "string")] for name, rule in _PROPERTIES.items()}
 assert set(_TYPES) == FIELDS
-_SETTLED_BY_TYPE = frozenset({"text", "error", "goal", "ok", "args", "meta"})
+_SETTLED_BY_TYPE = frozenset(name for name, rule in _PROPERTIES.items() if set(rule) <= {"type", "description"})
 _CHECKED_FIRST = frozenset({"session", "ts", "kind"})
+assert _CHECKED_FIRST == frozenset(REQUIRED)
 _ENUMS = {"actor": ACTORS, "verdict": VERDICTS}
-_CAPPED = frozenset(name for name in _MAX if name != "id")  # strings of at most 256 characters
+_CAPPED = frozenset(_MAX)  # free strings with a length cap
 _VALUE_CHECKS: dict[str, Callable[[Any], bool]] = {"fact": _fact_ok, "next": _str_list, "done": _str_list,
                                                    "tags": _str_list}
 assert {"id", *_ENUMS, *_CAPPED, *_VALUE_CHECKS} == FIELDS - _SETTLED_BY_TYPE - _CHECKED_FIRST
 # (types of the fields in order, enum fields and their values, capped fields, other checks)
-Plan = tuple[tuple[type, ...], tuple[tuple[str, frozenset[str]], ...], tuple[str, ...],
+Plan = tuple[tuple[type, ...], tuple[tuple[str, frozenset[str]], ...], tuple[tuple[str, int], ...],
              tuple[tuple[str, Callable[[Any], bool]], ...]]
 _PLANS: dict[tuple[str, ...], Plan | None] = {}
 _PLANS_MAX = 1024
@@ -118,7 +125,7 @@ def _plan(names: tuple[str, ...]) -> Plan | None:
         return None
     return (tuple(_TYPES[name] for name in names),
             tuple((name, _ENUMS[name]) for name in names if name in _ENUMS),
-            tuple(name for name in names if name in _CAPPED),
+            tuple((name, _MAX[name]) for name in names if name in _CAPPED),
             tuple((name, _VALUE_CHECKS[name]) for name in names if name in _VALUE_CHECKS))
 
 
@@ -145,13 +152,13 @@ def fast_valid(event: dict[str, Any]) -> bool:
     if event["kind"] not in KINDS or _ts_search(event["ts"]) is None:
         return False
     event_id = event.get("id")
-    if event_id is not None and not (1 <= len(event_id) <= 256 and _no_space(event_id)):
+    if event_id is not None and not (_ID_LENGTHS[0] <= len(event_id) <= _ID_LENGTHS[1] and _no_space(event_id)):
         return False
     for name, allowed in enums:
         if event[name] not in allowed:
             return False
-    for name in capped:
-        if len(event[name]) > 256:
+    for name, cap in capped:
+        if len(event[name]) > cap:
             return False
     for name, check in checks:
         if not check(event[name]):
@@ -175,7 +182,6 @@ def _fields_valid(event: dict[str, Any]) -> bool:
 _VALID_DATES: set[str] = set()  # "YYYY-MM-DD" already found in the calendar (a log has few)
 _VALID_DATES_MAX = 4096
 FUTURE_TOLERANCE = timedelta(days=1)  # clocks drift and zones differ; beyond this a time is in the future
-FUTURE_TAG = "future-ts"
 
 
 def calendar_valid(ts: str) -> bool:
@@ -269,8 +275,8 @@ def first_error(event: dict[str, Any]) -> str | None:
 
 # Length caps of the schema on content fields. A placeholder can be longer than the secret it
 # replaces, so a valid value near its cap can outgrow it through redaction alone.
-_CONTENT_CAPS = {"speaker": 256}
-_FACT_CONTENT_CAPS = {"subject": 200, "attribute": 200, "value": 2000}
+_CONTENT_CAPS = {"speaker": _MAX["speaker"]}
+_FACT_CONTENT_CAPS = {name: longest for name, (_, longest) in _FACT_LENGTHS.items()}
 
 
 def fit_caps(event: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ __all__ = ["Finding", "LintResult", "lint_memory", "lint_paths"]
 def _read_card(card_file: CardFile) -> tuple[Document, list[Finding]]:
     """Parse and schema-check one card.
 
-    One process does it all: parsing and checking a card costs about 0.2 ms (fastyaml, fastjsonschema),
+    One process does it all: parsing and checking a card costs about 0.2 ms (yamlload, fastjsonschema),
     less than sending the parsed card back from a worker process would.
     """
     document = Document.read(card_file.path, card_file)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from memdream import yamlio
-from memdream.lint import fastyaml
+from memdream.lint import yamlload
 from memdream.lint.files import FileProblem, read_text
 from memdream.lint.findings import Finding
 from memdream.lint.positions import NodeLocator, Position
@@ -44,7 +44,7 @@ class Document:
             return cls(path, "", parse_error=((1, 1), message), card_file=card_file, error_rule=rule)
         document = cls(path, text, card_file=card_file)
         try:
-            document.data = fastyaml.loads(text)
+            document.data = yamlload.loads(text)
         except yamlio.UnsafeYAML as error:
             mark = error.problem_mark
             position = (mark.line + 1, mark.column + 1) if mark else (1, 1)

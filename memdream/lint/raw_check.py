@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from memdream.fastjson import loads
+from memdream.jsonio import loads
 from memdream.lint.files import MAX_TEXT_BYTES, FileProblem, entry_problem, folder_entries, read_text
 from memdream.lint.findings import Finding
 from memdream.memory.paths import RAW_DIR

@@ -16,7 +16,8 @@ from memdream.lint.findings import Finding
 from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
 from memdream.lint.raw_check import Keys, read_raw_keys
-from memdream.memory.card import ACTIVE_STATUSES
+from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, CONFLICTING, INACTIVE_STATUSES
+from memdream.memory.refs import parse_ref
 from memdream.regex_safety import PROBLEM, catastrophic
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def check_placement(files: MemoryFiles) -> Iterator[Finding]:
             yield _at(document, ["id"], "file-name", f"id {card_id!r} does not match the file name "
                       f"(expected {card_id}.yaml)")
         card_type = document.get("type")
-        if isinstance(card_type, str) and card_type in ("fact", "strategy", "lesson") \
+        if isinstance(card_type, str) and card_type in CARD_TYPES \
                 and card_type != card_file.folder_type:
             yield _at(document, ["type"], "folder", f"type {card_type!r} does not belong in folder "
                       f"{card_file.layer}/ (a {card_file.folder_type} folder)")
@@ -80,7 +81,7 @@ def check_placement(files: MemoryFiles) -> Iterator[Finding]:
         if card_file.archived and status in ACTIVE_STATUSES:
             yield _at(document, ["status"], "archive-status",
                       f"archived card has active status {status!r} (use superseded or archived)")
-        if not card_file.archived and status in ("superseded", "archived"):
+        if not card_file.archived and status in INACTIVE_STATUSES:
             yield _at(document, ["status"], "archive-status",
                       f"card with status {status!r} belongs in archive/, not cards/")
 
@@ -140,7 +141,7 @@ def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
     The one exception is an explicit divergence: several cards on one key, all marked
     ``conflicting``, which recall shows together until evidence settles it.
     """
-    from memdream.factkey import FactKey
+    from memdream.memory.factkey import FactKey
 
     holders: dict[FactKey, list[Document]] = {}
     for document in files.cards:
@@ -151,7 +152,7 @@ def check_fact_keys(files: MemoryFiles) -> Iterator[Finding]:
             # The key as dream and recall read it: "Export Bucket" and "export-bucket" are one key.
             holders.setdefault(FactKey.of(subject, attribute), []).append(document)
     for documents in holders.values():
-        if len(documents) < 2 or all(document.get("status") == "conflicting" for document in documents):
+        if len(documents) < 2 or all(document.get("status") == CONFLICTING for document in documents):
             continue
         first = documents[0]
         subject, attribute = first.get("subject"), first.get("attribute")
@@ -233,7 +234,7 @@ def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
     damaged = any(problem.rule == "raw" for problem in problems)
     for document in [*files.cards, *([files.plan] if files.plan is not None else [])]:
         for path, ref, digest in _evidence_refs(document):
-            session, _, event_id = ref.removeprefix("log://").rpartition("#")
+            session, event_id = parse_ref(ref)
             found = stored.get((session, event_id))
             if found is None and not damaged:
                 yield _at(document, path, "provenance", f"{ref} names no event in the raw layer")
@@ -254,7 +255,7 @@ def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> I
             continue
         where: list[str | int] = ["evidence_count" if "evidence_count" in document.data else "evidence"]
         for item in audit_only(log, document.data):
-            session, _, event_id = item.ref.removeprefix("log://").rpartition("#")
+            session, event_id = parse_ref(item.ref)
             found = stored.get((session, event_id))
             if found is None and not damaged:
                 yield _at(document, where, "provenance",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdream.memory.refs import parse_ref
+
 # The order fields are written in; git diffs stay small because it never changes.
 CARD_KEY_ORDER = (
     "id", "type", "subject", "attribute", "value", "statement", "scope", "status", "confidence",
@@ -17,7 +19,15 @@ EVIDENCE_KEY_ORDER = ("ref", "hash", "stance", "kind", "ts")
 # Two: what backs the value and how recently, at a glance (~170 bytes each); lint reads the rest.
 INLINE_EVIDENCE = 2
 
-ACTIVE_STATUSES = frozenset({"verified", "inferred", "conflicting"})
+# The layers of the memory (card.schema.json "type"; a card's folder is its type's plural).
+CARD_TYPES = ("fact", "strategy", "lesson")
+# Every status a card can have (card.schema.json "status"); the active ones count for recall and
+# for the one-active-card-per-fact-key rule, the others are history.
+STATUSES = ("verified", "inferred", "conflicting", "superseded", "archived")
+# The statuses by name, for the code that sets and tests them.
+VERIFIED, INFERRED, CONFLICTING, SUPERSEDED, ARCHIVED = STATUSES
+ACTIVE_STATUSES = frozenset({VERIFIED, INFERRED, CONFLICTING})
+INACTIVE_STATUSES = frozenset(STATUSES) - ACTIVE_STATUSES  # superseded, archived: the archive's
 STRONG_EVIDENCE_KINDS = frozenset({"observation", "feedback", "outcome"})
 
 
@@ -43,7 +53,7 @@ class Evidence:
     @property
     def session(self) -> str:
         """The session part of ``log://<session>#<id>``."""
-        return self.ref.removeprefix("log://").rsplit("#", 1)[0]
+        return parse_ref(self.ref)[0]
 
     @property
     def is_strong(self) -> bool:

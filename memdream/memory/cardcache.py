@@ -1,89 +1,256 @@
-"""A cache of parsed cards under .memdream/, keyed by each file's size and mtime.
+"""A cache of parsed cards under .memdream/cache/, keyed by each file's size and mtime.
 
 Parsing YAML costs about half a millisecond per card; a dream or a recall on a memory of
 10,000 cards cannot pay five seconds for that on every run. Files whose stat changed are
 parsed (and validated) again; the rest come from the cache.
+
+Two files: ``cards.pickle``, every card as of one moment (a header with a random token, then the
+entries), and ``cards.overlay``, frames appended since, each tagged with the token of the base it
+extends. A run that changed a few cards appends them instead of re-writing ten thousand (a dump
+costs more than an incremental dream's real work); the next load that finds the overlay large
+folds it into a new base. A frame cut short by a crash, or one of an older base, is ignored: every
+entry is only a hint that the file's stat confirms, so a lost frame costs a parse, never a wrong card.
 """
 
 from __future__ import annotations
 
+import gc
+import io
 import os
 import pickle
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdream.memory.card import Card
-from memdream.memory.store import CardFile, Memory
+from memdream.memory.store import CardFile, Memory, card_locations
 
-CACHE_VERSION = 2  # 2: Card.evidence_count
+CACHE_VERSION = 3  # 2: Card.evidence_count; 3: keys relative to the root, base token and overlay
+BASE_FILE = "cards.pickle"
+OVERLAY_FILE = "cards.overlay"
+# The overlay is folded into a new base once it holds this share of the base's entries (and at
+# least MIN_FOLD): loading it stays cheap, and a base is re-written every ~20 incremental dreams.
+FOLD_SHARE = 8
+MIN_FOLD = 256
+
+Stamp = tuple[int, int]
+Entries = dict[str, tuple[Stamp, Card]]  # path relative to the root -> (stamp of the file, card)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # ten thousand a run: a frozen dataclass's __init__ costs three times as much
 class CachedCard:
     card: Card
-    file: CardFile
+    relpath: str  # relative to the memory root, forward slashes
+    layer: str
+    archived: bool
     size: int  # of the file, in bytes (from the stat the cache needs anyway)
+    root: Path
+
+    @property
+    def file(self) -> CardFile:
+        """Built on demand: ten thousand Paths cost a dream more than it needs them."""
+        return CardFile(self.root / self.relpath, self.layer, self.archived)
 
 
-def _stamp(path: Path | str) -> tuple[int, int]:
+@dataclass
+class _Cache:
+    """What the cache files hold, the overlay folded in."""
+
+    entries: Entries
+    token: str | None  # of the base; None: no readable base
+    overlay_entries: int = 0
+    damaged: bool = False  # the overlay has a frame that could not be read: fold it away
+
+    def should_fold(self, adding: int) -> bool:
+        if self.token is None or self.damaged:
+            return True
+        return self.overlay_entries + adding > max(MIN_FOLD, len(self.entries) // FOLD_SHARE)
+
+
+def _cache_dir(memory: Memory) -> Path:
+    return memory.paths.state / "cache"
+
+
+def _stamp(path: Path | str) -> Stamp:
     info = os.stat(path)
     return (info.st_size, info.st_mtime_ns)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading ten thousand cards would make the garbage collector walk them again and again;
+    none of them can be garbage yet. (A caller that keeps them long should gc.freeze() them
+    before the collector runs again: see dream/pipeline.py.)"""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_cards(memory: Memory, include_archive: bool = True) -> list[CachedCard]:
     """Every card, parsed from disk only where the file changed since the cache was written."""
-    cache_path = memory.paths.state / "cache" / "cards.pickle"
-    cached: dict[str, tuple[tuple[int, int], Card]] = {}
-    try:
-        with open(cache_path, "rb") as handle:
-            version, cached = pickle.load(handle)
-        if version != CACHE_VERSION:
-            cached = {}
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
-        cached = {}
-    fresh: dict[str, tuple[tuple[int, int], Card]] = {}
+    with _collector_paused():
+        return _load(memory, include_archive)
+
+
+def _load(memory: Memory, include_archive: bool) -> list[CachedCard]:
+    folder = _cache_dir(memory)
+    cache = _read(folder)
+    prefix = os.path.join(memory.root, "")
     result: list[CachedCard] = []
-    changed = False
-    for card_file in memory.card_files(include_archive=True):
-        key = str(card_file.path)
-        stamp = _stamp(card_file.path)
-        hit = cached.get(key)
+    parsed: dict[str, tuple[Stamp, Card] | None] = {}
+    seen: set[str] = set()
+    for relpath, layer, archived in card_locations(prefix):
+        stamp = _stamp(prefix + relpath)
+        hit = cache.entries.get(relpath)
         if hit is not None and hit[0] == stamp:
             card = hit[1]
         else:
-            card, changed = memory.read_card(card_file), True
-        fresh[key] = (stamp, card)
-        if include_archive or not card_file.archived:
-            result.append(CachedCard(card, card_file, stamp[0]))
-    if changed or len(fresh) != len(cached):
-        _save(cache_path, fresh)
+            card = memory.read_card(CardFile(memory.root / relpath, layer, archived))
+            parsed[relpath] = (stamp, card)
+        seen.add(relpath)
+        if include_archive or not archived:
+            result.append(CachedCard(card, relpath, layer, archived, stamp[0], memory.root))
+    for relpath in cache.entries.keys() - seen:
+        parsed[relpath] = None  # the file is gone: drop its entry
+    if parsed:
+        _record(folder, cache, parsed)
     return result
 
 
-def remember_cards(memory: Memory, cards: dict[str, Card]) -> None:
-    """Cache ``cards`` (relative path -> the card as its file now says) as the whole memory: the
-    dream that wrote them leaves the cache warm, so the next run parses nothing it wrote."""
-    fresh: dict[str, tuple[tuple[int, int], Card]] = {}
+def remember_cards(memory: Memory, written: Mapping[str, Card], deleted: Iterable[str] = ()) -> None:
+    """Cache the cards a run just wrote (relative path -> the card as its file now says) and forget
+    the files it deleted: the dream that wrote them leaves the cache warm, so the next run parses
+    nothing it wrote. Appends to the overlay; the cards the run did not write keep their entries."""
     root = str(memory.root)
-    for relpath, card in cards.items():
-        path = os.path.join(root, relpath)  # the key load_cards uses, without building Paths
+    changes: dict[str, tuple[Stamp, Card] | None] = dict.fromkeys(deleted)
+    for relpath, card in written.items():
         try:
-            fresh[path] = (_stamp(path), card)
+            changes[relpath] = (_stamp(os.path.join(root, relpath)), card)
         except OSError:
-            continue  # gone meanwhile: the next load parses what is there
-    _save(memory.paths.state / "cache" / "cards.pickle", fresh)
+            changes[relpath] = None  # gone meanwhile: the next load parses what is there
+    if not changes:
+        return
+    folder = _cache_dir(memory)
+    if len(changes) <= MIN_FOLD:
+        token = _base_token(folder / BASE_FILE)
+        if token is not None:
+            _append(folder / OVERLAY_FILE, token, changes)
+            return
+    # Many cards (a first dream over a large log), or no base to extend: the run that wrote them
+    # folds them in, rather than leaving the next, small run to pay for it.
+    _record(folder, _read(folder), changes)
 
 
-def _save(path: Path, entries: dict[str, tuple[tuple[int, int], Card]]) -> None:
-    """Atomic, and optional: a read-only memory or a full disk just goes without the cache."""
+def _read(folder: Path) -> _Cache:
+    """The base with the overlay's frames for it applied in order; empty when there is no base."""
+    token: object = None
+    try:
+        with open(folder / BASE_FILE, "rb") as handle:
+            version, token = pickle.load(handle)
+            entries = pickle.load(handle) if version == CACHE_VERSION else None
+    except Exception:  # a cache that cannot be read is no cache (whatever unpickling raised)
+        entries = None
+    if not isinstance(entries, dict) or not isinstance(token, str):
+        return _Cache({}, None)
+    cache = _Cache(entries, token)
+    for frame_token, changes in _frames(folder / OVERLAY_FILE, cache):
+        cache.overlay_entries += len(changes)
+        if frame_token != token:
+            continue  # written against an older base, which a fold has replaced
+        for relpath, entry in changes.items():
+            if entry is None:
+                entries.pop(relpath, None)
+            else:
+                entries[relpath] = entry
+    return cache
+
+
+def _frames(path: Path, cache: _Cache) -> Iterator[tuple[str, dict[str, tuple[Stamp, Card] | None]]]:
+    """The overlay's frames up to the first one that cannot be read whole (a crash cut it short):
+    the bytes after it need not start a frame, so nothing after it is believed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    buffer = io.BytesIO(data)
+    while buffer.tell() < len(data):
+        try:
+            frame = pickle.load(buffer)
+        except Exception:  # cut short (EOFError mid-frame included) or damaged
+            cache.damaged = True
+            return
+        if not _well_formed(frame):
+            cache.damaged = True
+            return
+        yield frame
+
+
+def _well_formed(frame: object) -> bool:
+    if not (isinstance(frame, tuple) and len(frame) == 2 and isinstance(frame[0], str) and isinstance(frame[1], dict)):
+        return False
+    return all(entry is None or (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple)
+                                 and isinstance(entry[1], Card)) for entry in frame[1].values())
+
+
+def _base_token(path: Path) -> str | None:
+    """The base's token, from its header alone (the entries are not read)."""
+    try:
+        with open(path, "rb") as handle:
+            version, token = pickle.load(handle)
+    except Exception:
+        return None
+    return token if version == CACHE_VERSION and isinstance(token, str) else None
+
+
+def _record(folder: Path, cache: _Cache, changes: dict[str, tuple[Stamp, Card] | None]) -> None:
+    """Bring the cache files up to what a load found: a frame, or a new base when the overlay is large."""
+    if not cache.should_fold(len(changes)):
+        assert cache.token is not None
+        _append(folder / OVERLAY_FILE, cache.token, changes)
+        return
+    entries = cache.entries
+    for relpath, entry in changes.items():
+        if entry is None:
+            entries.pop(relpath, None)
+        else:
+            entries[relpath] = entry
+    _save(folder / BASE_FILE, entries)
+
+
+def _append(path: Path, token: str, changes: Mapping[str, tuple[Stamp, Card] | None]) -> None:
+    """One frame, in one write to a file opened for appending: a concurrent writer's frame lands
+    before or after it, and a crash leaves at most a cut-off last frame, which readers skip."""
+    frame = pickle.dumps((token, dict(changes)), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(descriptor, frame)
+        finally:
+            os.close(descriptor)
+    except OSError:
+        pass  # optional, like the base: the next load parses what the frame would have held
+
+
+def _save(path: Path, entries: Entries) -> None:
+    """A new base (atomic, and optional: a read-only memory or a full disk just goes without the
+    cache); the overlay, written against the old base, goes."""
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
-            pickle.dump((CACHE_VERSION, entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((CACHE_VERSION, os.urandom(8).hex()), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         _discard(tmp)
+        return
+    _discard(path.with_name(OVERLAY_FILE))
 
 
 def _discard(tmp: Path) -> None:

@@ -126,7 +126,7 @@ def _read_cache(path: Path) -> tuple[dict[str, Stamp], dict[str, list[Evidence]]
         return None
     if version != CACHE_VERSION or not isinstance(payload, tuple) or len(payload) != 2:
         return None
-    return payload  # type: ignore[no-any-return]
+    return payload
 
 
 def _write_cache(path: Path, payload: tuple[dict[str, Stamp], dict[str, list[Evidence]]]) -> None:

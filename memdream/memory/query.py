@@ -6,11 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdream.errors import MemdreamError, UsageError
-from memdream.memory.card import Card
+from memdream.memory.card import CARD_TYPES, STATUSES, Card
 from memdream.memory.store import Memory
-
-CARD_TYPES = ("fact", "strategy", "lesson")
-STATUSES = ("verified", "inferred", "conflicting", "superseded", "archived")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memdream.errors import InvalidMemory
-from memdream.fastjson import dumps_canonical, loads
+from memdream.jsonio import dumps_canonical, loads
 from memdream.memory.paths import MemoryPaths
 from memdream.yamlio import write_atomic
 
@@ -37,7 +37,7 @@ _UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 
 
 def canonical_bytes(event: dict[str, Any]) -> bytes:
-    """The one serialization of an event (see :func:`memdream.fastjson.dumps_canonical`): its
+    """The one serialization of an event (see :func:`memdream.jsonio.dumps_canonical`): its
     stored line and, through that, its hash."""
     return dumps_canonical(event)
 
@@ -49,10 +49,6 @@ def canonical_json(event: dict[str, Any]) -> str:
 def event_hash(line: str | bytes) -> str:
     data = line.encode("utf-8") if isinstance(line, str) else line
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def event_ref(session: str, event_id: str) -> str:
-    return f"log://{session}#{event_id}"
 
 
 @dataclass(frozen=True)
@@ -129,7 +125,7 @@ class RawLayer:
         """The event of one segment line; :class:`InvalidMemory` naming the place when it is damaged."""
         try:
             event = loads(line)
-        except ValueError as error:  # json.JSONDecodeError, fastjson.LimitError, UnicodeDecodeError
+        except ValueError as error:  # json.JSONDecodeError, jsonio.LimitError, UnicodeDecodeError
             raise self.damaged(name, number, error) from None
         if not isinstance(event, dict):
             raise self.damaged(name, number, TypeError("not a JSON object"))

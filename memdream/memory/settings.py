@@ -26,6 +26,27 @@ def default_config_text() -> str:
     return DEFAULT_CONFIG_FILE.read_text(encoding="utf-8")
 
 
+# Settings renamed: (the section, the old key, the new key). A memdream.yaml with the old key
+# still means the same; where both are given, the new one wins.
+RENAMED = ((("dream", "selection"), "max_segments", "max_episodes"),)
+
+
+def _renamed(user: dict[str, Any]) -> dict[str, Any]:
+    """``user`` with every old key under its new name (a copy when anything moved)."""
+    for path, old, new in RENAMED:
+        section: Any = user
+        for part in path:
+            section = section.get(part) if isinstance(section, dict) else None
+        if isinstance(section, dict) and old in section:
+            user = copy.deepcopy(user)
+            section = user
+            for part in path:
+                section = section[part]
+            value = section.pop(old)
+            section.setdefault(new, value)
+    return user
+
+
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -52,7 +73,7 @@ class Settings:
         if errors:
             where = "/".join(str(part) for part in errors[0].absolute_path) or "(top)"
             raise InvalidMemory(f"{source}: {where}: {errors[0].message} (run `memdream lint` for all errors)")
-        return cls(_deep_merge(_defaults(), user))
+        return cls(_deep_merge(_defaults(), _renamed(user)))
 
     @classmethod
     def load(cls, path: Path, cache_dir: Path | None = None) -> Settings:
@@ -73,7 +94,7 @@ class Settings:
         stamp = _validity_stamp(text) if cache_dir is not None else None
         marker = cache_dir / _VALID_MARKER if cache_dir is not None else None
         if marker is not None and _read(marker) == stamp:
-            return cls(_deep_merge(_defaults(), user))
+            return cls(_deep_merge(_defaults(), _renamed(user)))
         settings = cls.from_mapping(user, source=path.name)
         if marker is not None and stamp is not None:
             try:

@@ -16,23 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.clock import format_timestamp, now, parse_timestamp
 from memdream.errors import UsageError
-from memdream.factkey import FactKey, normalize_value
-from memdream.memory.card import ACTIVE_STATUSES
+from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, CONFLICTING, STATUSES
+from memdream.memory.card import INACTIVE_STATUSES as INACTIVE
+from memdream.memory.factkey import FactKey, normalize_value
 from memdream.memory.paths import MemoryPaths
+from memdream.memory.refs import ref_of as event_ref
+from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
 from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
 from memdream.recall.rank import RawRanker, StaticScores, Weights, matched_terms, newest_first, rank_cards
-from memdream.recall.render import BULLET, Budget, Item, card_text, cut, event_ref, plan_text, raw_text, untrusted
+from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text, untrusted
 from memdream.recall.text import tokenize
-from memdream.recall.usage import UsageLog, counts_at
 
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
 
 MIN_BUDGET = 64
-CARD_TYPES = ("fact", "strategy", "lesson")
-STATUSES = ("verified", "inferred", "conflicting", "superseded", "archived")
-INACTIVE = frozenset({"superseded", "archived"})
 # Below this much room the context is full: no line is that short.
 MIN_LINE = 24
 # After this many candidates in a row did not fit, the rest will not either.
@@ -246,7 +245,7 @@ class Recaller:
         """``doc`` and every other active card of its fact key that is marked conflicting."""
         assert doc.key is not None
         others = (self.cards.doc(number) for number in self.cards.shared_keys.get(doc.key, []))
-        return [doc] + sorted((other for other in others if other.status == "conflicting" and other.id != doc.id),
+        return [doc] + sorted((other for other in others if other.status == CONFLICTING and other.id != doc.id),
                               key=lambda other: other.id)
 
     def _card_items(self, query: str, resident: set[str]) -> Iterator[Item]:
@@ -263,7 +262,7 @@ class Recaller:
                 if doc.key in keys:
                     continue
                 keys.add(doc.key)
-                if doc.status == "conflicting":
+                if doc.status == CONFLICTING:
                     partners = self._conflict_partners(doc)
             if len(doc.evidence) == 1:
                 if doc.evidence[0] in single_sources:

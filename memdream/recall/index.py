@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memdream.clock import parse_timestamp
-from memdream.memory.card import ACTIVE_STATUSES
+from memdream.memory.card import ACTIVE_STATUSES, CONFLICTING, SUPERSEDED
 from memdream.memory.paths import LAYERS, MemoryPaths
+from memdream.memory.tags import episode_of
 from memdream.recall.text import tokenize
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class CurrentValue(NamedTuple):
     """The value the one active card of a fact key holds, for judging raw events that carry the key."""
 
     card: str
-    value: str  # normalized (memdream.factkey.normalize_value)
+    value: str  # normalized (memdream.memory.factkey.normalize_value)
     since: str  # YYYY-MM-DD of the card's first supporting evidence
     newest: float  # epoch of the card's newest supporting evidence: older differing events are stale
 
@@ -178,7 +179,7 @@ class SegmentIndex:
     offsets: array[int] = field(default_factory=lambda: array("q"))  # byte offset of each event's line
     epochs: array[float] = field(default_factory=lambda: array("d"))
     lengths: array[int] = field(default_factory=lambda: array("i"))
-    groups: array[int] = field(default_factory=lambda: array("i"))  # episode (session + segment tag) number
+    groups: array[int] = field(default_factory=lambda: array("i"))  # episode (session + episode tag) number
     previous: array[int] = field(default_factory=lambda: array("i"))  # same session's neighbour, or -1
     following: array[int] = field(default_factory=lambda: array("i"))
     postings: Postings = field(default_factory=Postings)  # token -> (docs, length-normalized BM25 tf part)
@@ -293,7 +294,7 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
     an active one, else the one active card of the same fact key. One pass over the cards, one over
     their evidence: linear.
     """
-    from memdream.factkey import FactKey, normalize_value
+    from memdream.memory.factkey import FactKey, normalize_value
 
     by_id = {card.id: card for card, _ in cards}
     active = {card.id for card, archived in cards if not archived and card.status in ACTIVE_STATUSES}
@@ -311,7 +312,7 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
     current: dict[tuple[str, str], tuple[str, str, str, float]] = {}
     for pair, holders in keys.items():
         card = holders[0]
-        if len(holders) == 1 and card.status != "conflicting" and card.value is not None:
+        if len(holders) == 1 and card.status != CONFLICTING and card.value is not None:
             newest = max((_epoch(item.ts) for item in supports[card.id]), default=0.0)
             current[pair] = (card.id, normalize_value(card.value), since(card), newest)  # CurrentValue's fields
 
@@ -334,7 +335,7 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
     held = {item.ref for card_id in active for item in supports[card_id]}
     stale: dict[str, tuple[str, str]] = {}
     for card, _ in cards:
-        if card.id in active or not (card.status == "superseded" or card.superseded_by):
+        if card.id in active or not (card.status == SUPERSEDED or card.superseded_by):
             continue
         found = successor(card)
         if found is None:
@@ -346,8 +347,8 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
 
 
 def build_card_index(memory: Memory, stamp: str) -> CardIndex:
-    from memdream.factkey import normalize_name
     from memdream.memory.cardcache import load_cards
+    from memdream.memory.factkey import normalize_name
     from memdream.recall.resident import is_resident
 
     index = CardIndex(stamp=stamp)
@@ -443,8 +444,7 @@ def _date_tokens(ts: str) -> list[str]:
 
 
 def _episode(event: dict[str, Any]) -> str:
-    segment = next((tag for tag in event.get("tags") or () if str(tag).startswith("segment:")), "")
-    return f"{event.get('session', '')}\0{segment}"
+    return f"{event.get('session', '')}\0{episode_of(event.get('tags') or ())}"
 
 
 def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:

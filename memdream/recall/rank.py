@@ -9,7 +9,7 @@ bury exactly the old events that "when did ..." questions ask about). Measured o
 
 - the speaker as a field of its own, weighted (questions name the person the answer is about);
 - pseudo-relevance feedback (RM3-style): terms of the top few events, weighted, added to the query;
-- episode scoring: an event gains a share of the best score in its episode (session + ingest segment),
+- episode scoring: an event gains a share of the best score in its episode (session + episode tag),
   since the turns around one topic answer together;
 - neighbour expansion: the turns right before and after a hit, with a decayed score (a question's
   answer is often the next turn, and does not repeat the question's words).

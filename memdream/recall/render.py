@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdream.memory.card import VERIFIED
+from memdream.memory.tags import UNTRUSTED as UNTRUSTED_TAG
 from memdream.recall.index import CardDoc, Successor, result_command
 from memdream.recall.text import tokenize
 
@@ -27,9 +29,8 @@ RAW_TEXT_MAX = 600
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n\s*|\s+(?=\[image:)")
 # Between the telling lines of a tool's output (one item is one line).
 LINE_JOIN = " ⏎ "
-# A raw event ingest tagged untrusted-instruction (memdream.ingest.salience.UNTRUSTED, not imported:
-# recall stays light) is shown as data, marked so that the agent does not take it for an order.
-UNTRUSTED_TAG = "untrusted-instruction"
+# A raw event ingest tagged untrusted-instruction (UNTRUSTED_TAG) is shown as data, marked so that
+# the agent does not take it for an order.
 UNTRUSTED_MARK = "(untrusted tool text) "
 
 
@@ -90,7 +91,7 @@ def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
         values = " vs ".join(f"{one_line(other.value or other.statement)} ({other.id}, {other.ts[:10]})"
                              for other in conflict)
         return f"{date}⚠ conflict: {doc.subject} {doc.attribute}: {values}"
-    status = "" if doc.status == "verified" else f"({doc.status}) "
+    status = "" if doc.status == VERIFIED else f"({doc.status}) "
     kind = "" if doc.type == "fact" else f"{doc.type}: "
     # Learned cards name their project in the statement ("In billing-api, …"): no need to say it twice.
     named = doc.scope is not None and doc.statement.startswith(f"In {doc.scope},")
@@ -169,11 +170,6 @@ def untrusted(event: dict[str, Any]) -> bool:
     """Whether ingest found that ``event`` (from a tool or the system) reads like an order."""
     tags = event.get("tags")
     return isinstance(tags, list) and UNTRUSTED_TAG in tags
-
-
-def event_ref(event: dict[str, Any]) -> str:
-    """``log://<session>#<id>``: how cards cite a raw event."""
-    return f"log://{event.get('session', '')}#{event.get('id', '')}"
 
 
 def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE,

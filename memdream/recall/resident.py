@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memdream.ingest.project import PROJECT_TAG
+from memdream.memory.tags import PROJECT_TAG
 
 if TYPE_CHECKING:
     from memdream.recall.index import CardDoc
@@ -60,6 +60,6 @@ def best_first(docs: Iterable[CardDoc]) -> list[CardDoc]:
 
 def current_project(cwd: str) -> str | None:
     """The project that ``cwd`` belongs to, named as ingest tags events (``project:<name>``)."""
-    from memdream.ingest.project import project_name  # lazily: it may run git, only scoped memories ask
+    from memdream.memory.project import project_name  # lazily: it may run git, only scoped memories ask
 
     return project_name(cwd)

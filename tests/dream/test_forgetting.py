@@ -19,8 +19,7 @@ import yaml
 
 from memdream import yamlio
 from memdream.memory.paths import MemoryPaths
-from memdream.recall.index import cache_dir, read_pickle, write_pickle
-from memdream.recall.usage import usage_at
+from memdream.memory.usage import cache_path, read_cache, usage_at, write_cache
 from tests.conftest import card_data
 from tests.gitutil import git
 from tests.transcripts import billing_api_project
@@ -230,14 +229,14 @@ def test_an_old_usage_cache_is_rebuilt_with_last_recall_times(memory: Path) -> N
     paths = MemoryPaths(memory)
     log_size = (memory / ".memdream" / "usage.jsonl").stat().st_size
     # What the previous version cached: (offset, counts), no times; its counts are stale on purpose.
-    write_pickle(cache_dir(paths) / "usage.pickle", (log_size, {"f-queue": 99}))
+    write_cache(cache_path(paths), (log_size, {"f-queue": 99}))
     memdream(memory, START, "recall", "billing queue")  # the recall command still works with it
 
     usage = usage_at(paths)
     assert usage.counts["f-queue"] == 3  # counted again from the log, not the stale 99
     assert usage.last_used["f-queue"] == START
     # The recall rewrote the cache in the new format, from the log (it counts before it appends its own line).
-    cached = read_pickle(cache_dir(paths) / "usage.pickle")
+    cached = read_cache(cache_path(paths))
     assert isinstance(cached, tuple) and len(cached) == 3
     assert cached[1] == {"f-queue": 2} and cached[2] == {"f-queue": "2026-11-28T08:00:00Z"}
 

@@ -109,7 +109,7 @@ def fake(tmp_path: Path, calls: Path):
 def ingest(run, memory: Path, tmp_path: Path, session: str, day: int, injection: bool = False) -> None:
     log = tmp_path / f"{session}.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in events(session, day, injection)), encoding="utf-8")
-    result = run("ingest", "--format", "memdream", log, "-m", memory)
+    result = run("ingest", "--log-format", "memdream", log, "-m", memory)
     assert result.exit_code == 0, result.stderr
 
 

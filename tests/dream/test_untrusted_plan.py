@@ -52,7 +52,7 @@ def dreamed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
     memory = root / "memory"
     memdream("init", memory)
-    memdream("ingest", log, "--format", "memdream", "-m", memory)
+    memdream("ingest", log, "--log-format", "memdream", "-m", memory)
     memdream("dream", "-m", memory)
     return memory
 

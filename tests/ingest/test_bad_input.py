@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memdream import fastjson
+from memdream import jsonio
 from memdream.ingest import sources
 from memdream.ingest.validate import calendar_valid
 
@@ -63,7 +63,7 @@ def memdream(memory: Path, *args: str, stdin: Any = None, data: bytes | None = N
 
 
 def ingest_json(memory: Path, *args: str, data: bytes | None = None) -> dict[str, Any]:
-    done = memdream(memory, "ingest", "-o", "json", *args, data=data)
+    done = memdream(memory, "ingest", "--format", "json", *args, data=data)
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -86,21 +86,21 @@ def stored(memory: Path) -> list[dict[str, Any]]:
     "[" * 100_000, "{\"a\":" * 100_000, "[" * 65 + "]" * 65, nested_text(65), deep_line(450), nested_text(5000),
 ])
 def test_fastjson_refuses_deep_nesting_without_recursing(text: str) -> None:
-    with pytest.raises(fastjson.LimitError, match="nested more than 64 levels deep"):
-        fastjson.loads(text)
+    with pytest.raises(jsonio.LimitError, match="nested more than 64 levels deep"):
+        jsonio.loads(text)
 
 
 def test_fastjson_reads_nesting_up_to_the_limit_and_brackets_inside_strings() -> None:
-    assert fastjson.loads(json.dumps(nested(63))) == nested(63)
-    assert fastjson.loads("[" * 64 + "]" * 64) is not None
-    assert fastjson.loads(json.dumps(["[" * 1000, "{" * 1000, '\\"[[['])) == ["[" * 1000, "{" * 1000, '\\"[[[']
+    assert jsonio.loads(json.dumps(nested(63))) == nested(63)
+    assert jsonio.loads("[" * 64 + "]" * 64) is not None
+    assert jsonio.loads(json.dumps(["[" * 1000, "{" * 1000, '\\"[[['])) == ["[" * 1000, "{" * 1000, '\\"[[[']
 
 
 @pytest.mark.parametrize("digits", [4301, 5000, 100_000])
 def test_fastjson_refuses_integers_python_cannot_convert(digits: int) -> None:
-    with pytest.raises(fastjson.LimitError, match="integer with"):
-        fastjson.loads('{"n": ' + "9" * digits + "}")
-    assert fastjson.loads("[" + "9" * 4300 + "]") == [int("9" * 4300)]
+    with pytest.raises(jsonio.LimitError, match="integer with"):
+        jsonio.loads('{"n": ' + "9" * digits + "}")
+    assert jsonio.loads("[" + "9" * 4300 + "]") == [int("9" * 4300)]
 
 
 @pytest.mark.parametrize(("ts", "valid"), [
@@ -170,13 +170,13 @@ def test_deep_json_in_other_formats(memory: Path, tmp_path: Path) -> None:
     chat = tmp_path / "chat.json"
     chat.write_text(f'[{{"role": "user", "content": "hi"}}, {{"role": "user", "content": {nested_text(500)}}}]',
                     encoding="utf-8")
-    done = memdream(memory, "ingest", "--format", "openai-chat", str(chat))
+    done = memdream(memory, "ingest", "--log-format", "openai-chat", str(chat))
     assert done.returncode == 1 and "nested more than 64 levels deep" in done.stderr.decode(), done.stderr
     # Tool arguments sent as a JSON string nested too deeply stay a string.
     call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
         "name": "run", "arguments": nested_text(500)}}]}
     chat.write_text(json.dumps([{"role": "user", "content": "hi"}, call]), encoding="utf-8")
-    report = ingest_json(memory, "--format", "openai-chat", str(chat))
+    report = ingest_json(memory, "--log-format", "openai-chat", str(chat))
     assert report["added"] >= 2
     assert any(isinstance(item.get("args", {}).get("raw"), str) for item in stored(memory))
 
@@ -237,7 +237,7 @@ def test_stdin_is_streamed_and_detected_like_a_file(memory: Path, tmp_path: Path
     log = write_lines(tmp_path / "events.jsonl", lines)
     generator = _generated(f"cat {log}")
     try:
-        done = memdream(memory, "ingest", "-o", "json", "-", stdin=generator.stdout)
+        done = memdream(memory, "ingest", "--format", "json", "-", stdin=generator.stdout)
     finally:
         assert generator.stdout is not None
         generator.stdout.close()
@@ -278,7 +278,7 @@ def test_future_timestamps_are_counted_and_do_not_change_ids(tmp_path: Path) -> 
                    + json.dumps({"session": "s", "ts": "2026-01-01T00:00:00Z", "kind": "note", "text": "now"}) + "\n",
                    encoding="utf-8")
     env = {**os.environ, "MEMDREAM_NOW": "2026-06-01T00:00:00Z"}
-    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "-o", "json"],
+    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "--format", "json"],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["future_timestamps"] == 1
@@ -288,7 +288,7 @@ def test_future_timestamps_are_counted_and_do_not_change_ids(tmp_path: Path) -> 
     assert "future-ts" in later["tags"]
     # Once its date has passed, the same event is the same event: no second copy.
     env["MEMDREAM_NOW"] = "2032-01-01T00:00:00Z"
-    again = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "-o", "json"],
+    again = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(log), "-m", str(root), "--format", "json"],
                            capture_output=True, text=True, env=env)
     assert json.loads(again.stdout)["added"] == 0
 
@@ -303,7 +303,7 @@ def test_an_empty_transcript_in_a_folder_is_skipped_and_reported(tmp_path: Path)
     (folder / "a-empty.jsonl").write_text("", encoding="utf-8")
     (folder / "b.jsonl").write_text(json.dumps({"session": "s", "ts": "2026-01-01T00:00:00Z", "kind": "note",
                                                 "text": "kept"}) + "\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(folder), "-m", str(root), "-o", "json"],
+    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(folder), "-m", str(root), "--format", "json"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

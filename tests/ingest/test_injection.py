@@ -18,19 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memdream.ingest.prepare import LineScan
-from memdream.ingest.salience import (
+from memdream.ingest.salience import SalienceTagger, hints_for, instruction_fields
+from memdream.injection import (
     _BRANCHES,
     _INSTRUCTION,
     _INVISIBLE,
     INSTRUCTION_WORDS,
-    UNTRUSTED,
-    SalienceTagger,
-    hints_for,
-    instruction_fields,
     normalize_for_matching,
     reads_like_instruction,
 )
-from memdream.recall.render import UNTRUSTED_TAG
+from memdream.memory.tags import UNTRUSTED
 from memdream.redact import Redactor, shape_of
 
 # -- the corpus ---------------------------------------------------------------------------------
@@ -191,10 +188,6 @@ def test_the_invisible_class_is_every_format_and_control_character_but_whitespac
             assert _INVISIBLE.match(char), hex(code)
         elif _INVISIBLE.match(char):  # a newer Unicode may know characters this Python does not
             assert unicodedata.category(char) == "Cn", hex(code)
-
-
-def test_the_tag_recall_marks_is_the_tag_ingest_writes() -> None:
-    assert UNTRUSTED_TAG == UNTRUSTED
 
 
 # -- the quick word tests never skip a match -----------------------------------------------------

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from memdream.fastjson import dumps_canonical
 from memdream.ingest import workers
 from memdream.ingest.prepare import prepare_chunk
+from memdream.jsonio import dumps_canonical
 from memdream.memory.create import init_memory
 from tests.gitutil import git
 
@@ -216,9 +216,9 @@ def ingest_both(run: Any, tmp_path: Path, chunk_log: Callable[[], list[tuple[int
     inline = fresh_memory(tmp_path / "inline", 0, segment_max_events=101)
     parallel = fresh_memory(tmp_path / "parallel", 2, segment_max_events=101)
     earlier = len(chunk_log())
-    first = report_of(run("ingest", *inputs, "-m", inline, "-o", "json", *options))
+    first = report_of(run("ingest", *inputs, "-m", inline, "--format", "json", *options))
     assert len(chunk_log()) == earlier  # workers: 0 prepared everything in this process
-    second = report_of(run("ingest", *inputs, "-m", parallel, "-o", "json", *options))
+    second = report_of(run("ingest", *inputs, "-m", parallel, "--format", "json", *options))
     assert_parallel(chunk_log()[earlier:], *inputs)
     assert raw_layer(parallel) == raw_layer(inline)
     assert without_commit(second) == without_commit(first)
@@ -311,7 +311,7 @@ def test_integers_beyond_64_bits_keep_their_digits_with_or_without_workers(
     """Fixed in 7466edb; the worker path has its own quick parser (prepare._quick_event) to keep in step."""
     memory = fresh_memory(tmp_path / "mem", setting)
     log = write_log(tmp_path / "log.jsonl", [line("s", 1, "tool_call", id="c1", tool="db", args={"n": value})])
-    report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert len(chunk_log()) == setting // 2  # one chunk, prepared by a worker when there are workers
     [stored_event] = stored(memory)
     assert type(stored_event["args"]["n"]) is int and stored_event["args"]["n"] == value
@@ -331,7 +331,7 @@ def fail_both(run: Any, tmp_path: Path, log: Path, *options: str) -> tuple[str, 
     messages = []
     for name, setting in (("inline", 0), ("parallel", 2)):
         root = fresh_memory(tmp_path / name, setting)
-        report_of(run("ingest", write_log(tmp_path / f"{name}-first.jsonl", one_round(99)), "-m", root, "-o", "json"))
+        report_of(run("ingest", write_log(tmp_path / f"{name}-first.jsonl", one_round(99)), "-m", root, "--format", "json"))
         before = snapshot(root)
         result = run("ingest", log, "-m", root, *options)
         assert result.exit_code == 1 and result.stdout == ""
@@ -391,12 +391,12 @@ def test_reingesting_a_file_with_workers_adds_nothing(
         run: Any, tmp_path: Path, chunk_log: Callable[[], list[tuple[int, int]]]) -> None:
     memory = fresh_memory(tmp_path / "mem", 2)
     log = rich_log(tmp_path / "log.jsonl", rounds=30)
-    first = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    first = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert first["added"] == first["read"] == 30 * 25 and first["commit"]
     before = snapshot(memory)
     calls = len(chunk_log())
 
-    again = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    again = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert (again["added"], again["duplicates"], again["read"]) == (0, 30 * 25, 30 * 25)
     assert (again["segments"], again["commit"], again["redactions"]) == ([], None, {})
     assert len(chunk_log()) == 2 * calls  # prepared by the workers again, then found known
@@ -477,7 +477,7 @@ def test_kill_9_while_workers_are_busy_leaves_no_worker_no_lock_and_loses_nothin
         time.sleep(0.02)
     assert still_running(pool) == {}, "workers outlived the killed ingest"
 
-    done = subprocess.run([*command, "-o", "json"], capture_output=True, text=True,
+    done = subprocess.run([*command, "--format", "json"], capture_output=True, text=True,
                           env=cli_env(MEMDREAM_LOCK_WAIT="0"), timeout=120)
     assert done.returncode == 0, done.stderr  # not 75: no orphan worker holds the writer lock
     report = json.loads(done.stdout)
@@ -521,7 +521,7 @@ def dying_workers(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_worker_that_dies_fails_the_run_with_one_line_and_leaves_nothing(
         run: Any, tmp_path: Path, dying_workers: None, monkeypatch: pytest.MonkeyPatch) -> None:
     memory = fresh_memory(tmp_path / "mem", 2)
-    first = report_of(run("ingest", write_log(tmp_path / "small.jsonl", one_round(0)[:10]), "-m", memory, "-o", "json"))
+    first = report_of(run("ingest", write_log(tmp_path / "small.jsonl", one_round(0)[:10]), "-m", memory, "--format", "json"))
     before, pool_before = snapshot(memory), children(os.getpid())
     log = rich_log(tmp_path / "log.jsonl", rounds=10)
     assert len(chunk_offsets(log)) > 4
@@ -535,7 +535,7 @@ def test_a_worker_that_dies_fails_the_run_with_one_line_and_leaves_nothing(
     # Nothing of the failed run was remembered either (dedup index, salience state): with workers
     # that live, the file ingests in full.
     monkeypatch.setattr(workers, "prepare_chunk", prepare_chunk)
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert (report["added"], report["duplicates"]) == (10 * 25 - first["added"], first["added"])
 
 
@@ -579,6 +579,6 @@ def test_an_explicit_id_equal_to_an_id_derived_earlier_in_the_file_is_a_duplicat
                                                             400: json.dumps({**no_id, "id": derived}).encode()})
     assert chunk_index(log, 2) == 0 and chunk_index(log, 400) > 10
     inline = fresh_memory(tmp_path / "inline", 0)
-    report = report_of(run("ingest", log, "-m", inline, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", inline, "--format", "json"))
     assert report["duplicates"] == 1 and ("s-alpha", derived) in {(e["session"], e["id"]) for e in stored(inline)}
     ingest_both(run, tmp_path / "both", chunk_log, [log])

@@ -103,7 +103,7 @@ def test_ingest_stores_canonical_events_pins_the_segment_in_the_manifest_and_com
         for key, value in original.items():  # everything the log said is kept (tags: extended)
             assert (stored_event[key][:len(value)] if key == "tags" else stored_event[key]) == value
         assert stored_event["actor"] and stored_event["id"]
-        assert any(tag.startswith("segment:") for tag in stored_event["tags"])
+        assert any(tag.startswith("episode:") for tag in stored_event["tags"])
     ids = [json.loads(line)["id"] for line in lines]
     assert len(set(ids)) == 18 and "u1" in ids
 
@@ -123,7 +123,7 @@ def test_ingest_stores_canonical_events_pins_the_segment_in_the_manifest_and_com
 
 
 def test_json_report_counts_what_was_read_added_and_stored(run: Any, memory: Path) -> None:
-    report = report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))
     assert (report["read"], report["added"], report["duplicates"], report["skipped_lines"]) == (18, 18, 0, 0)
     assert [s["segment"] for s in report["segments"]] == ["000001.jsonl"]
     assert report["commit"] == head(memory)
@@ -136,7 +136,7 @@ def test_json_report_counts_what_was_read_added_and_stored(run: Any, memory: Pat
 def test_ingesting_the_same_file_again_adds_nothing_and_makes_no_commit(run: Any, memory: Path) -> None:
     run("ingest", EVENTS, "-m", memory)
     before, segment_bytes = head(memory), (memory / "raw" / "segments" / "000001.jsonl").read_bytes()
-    report = report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))
     assert (report["added"], report["duplicates"], report["segments"], report["commit"]) == (0, 18, [], None)
     assert [p.name for p in segment_files(memory)] == ["000001.jsonl"]
     assert (memory / "raw" / "segments" / "000001.jsonl").read_bytes() == segment_bytes
@@ -152,13 +152,13 @@ def test_events_without_ids_get_stable_derived_ids_so_a_reingest_adds_nothing(ru
              event("s-a", 2, text="same words"),  # an identical repeat is a second event
              event("s-a", 3, "message", text="hello"), event("s-b", 4, text="other session")]
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    first = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    first = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert first["added"] == 5
     ids = [e["id"] for e in stored(memory)]
     assert len(set(ids)) == 5 and ids[2] == ids[1] + "-2"
     before = head(memory)
 
-    again = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    again = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert (again["added"], again["duplicates"]) == (0, 5)
     assert head(memory) == before and [e["id"] for e in stored(memory)] == ids
 
@@ -171,7 +171,7 @@ def test_an_appended_log_adds_exactly_the_new_lines(run: Any, memory: Path, tmp_
         handle.write(event("s-0007", 3000, text="with an id", id="late1") + "\n")
         handle.write(event("s-0007", 3001, text="no id") + "\n")
         handle.write(event("s-0008", 3002, "goal", goal="a new session") + "\n")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert (report["added"], report["duplicates"]) == (3, 18)
     assert [p.name for p in segment_files(memory)] == ["000001.jsonl", "000002.jsonl"]
     assert len(stored(memory)) == 21 and len({(e["session"], e["id"]) for e in stored(memory)}) == 21
@@ -267,7 +267,7 @@ def test_secrets_in_every_format_are_redacted_before_anything_reaches_disk(run: 
     (logs / "b-claude.jsonl").write_text(_claude_log(), encoding="utf-8")
     (logs / "c-chat.json").write_text(_openai_log(), encoding="utf-8")
     (logs / "d-codex.jsonl").write_text(_codex_log(), encoding="utf-8")
-    report = report_of(run("ingest", logs, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", logs, "-m", memory, "--format", "json"))
 
     assert [s["format"] for s in report["sources"]] == ["memdream", "claude-code", "openai-chat", "codex"]
     # Three places in each source; claude's failed result carries it twice (text and error). Adapters
@@ -298,7 +298,7 @@ def test_secret_keys_and_free_tags_are_redacted_too(run: Any, memory: Path, tmp_
         event("s", 3, "note", id="n2", fact={"subject": "dana.smith@example.com", "attribute": "phone",
                                              "value": "+1 415 555 0132"}),
     ]) + "\n", encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert report["redactions"] == {"email": 2, "phone": 1, "secret": 2}
     events = {e["id"]: e for e in stored(memory)}
     assert events["c1"]["args"] == {"password": "[REDACTED:secret]", "db_token": "[REDACTED:secret]"}
@@ -334,13 +334,13 @@ def test_a_bad_line_in_any_input_aborts_the_whole_run_so_nothing_of_the_run_is_w
     assert result.exit_code == 1 and result.stderr.startswith(f"memdream: {bad}:3: not valid JSON")
     assert snapshot(memory) == before
     # Nothing was remembered either: the good file still ingests in full afterwards.
-    assert report_of(run("ingest", good, "-m", memory, "-o", "json"))["added"] == 18
+    assert report_of(run("ingest", good, "-m", memory, "--format", "json"))["added"] == 18
 
 
 def test_skip_bad_stores_the_other_lines_and_reports_the_skipped_one(run: Any, memory: Path, tmp_path: Path) -> None:
     log = tmp_path / "bad.jsonl"
     shutil.copy(INVALID_JSON, log)
-    report = report_of(run("ingest", log, "--skip-bad", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "--skip-bad", "-m", memory, "--format", "json"))
     assert (report["added"], report["skipped_lines"]) == (3, 1)
     [skipped] = report["sources"][0]["skipped_lines"]
     assert skipped["line"] == 3 and skipped["reason"].startswith("not valid JSON")
@@ -395,12 +395,12 @@ def test_nothing_to_ingest_is_a_usage_error(run: Any, memory: Path) -> None:
 
 def test_a_wrong_format_names_the_file_and_line_not_a_traceback(run: Any, memory: Path) -> None:
     before = snapshot(memory)
-    result = run("ingest", "--format", "codex", EVENTS, "-m", memory)
+    result = run("ingest", "--log-format", "codex", EVENTS, "-m", memory)
     assert result.exit_code == 1
     assert result.stderr.startswith(f"memdream: {EVENTS}:1: ") and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
     assert snapshot(memory) == before
-    unknown = run("ingest", "--format", "yaml", EVENTS, "-m", memory)
+    unknown = run("ingest", "--log-format", "yaml", EVENTS, "-m", memory)
     assert unknown.exit_code == 1 and unknown.stderr.startswith("memdream: unknown format 'yaml'")
 
 
@@ -408,7 +408,7 @@ def test_strict_mode_rejects_unknown_fields_that_are_otherwise_kept_under_meta(r
     unknown = LOGS / "bad" / "unknown-field.jsonl"
     strict = run("ingest", "--strict", unknown, "-m", memory)
     assert strict.exit_code == 1 and strict.stderr.startswith(f"memdream: {unknown}:1: unknown field 'model'")
-    assert report_of(run("ingest", unknown, "-m", memory, "-o", "json"))["added"] == 1
+    assert report_of(run("ingest", unknown, "-m", memory, "--format", "json"))["added"] == 1
     assert stored(memory)[0]["meta"] == {"model": "gpt-5", "run": 3}
 
 
@@ -417,16 +417,16 @@ def test_strict_mode_rejects_unknown_fields_that_are_otherwise_kept_under_meta(r
 
 def test_stdin_is_read_with_a_session_override(run: Any, memory: Path) -> None:
     text = EVENTS.read_text(encoding="utf-8")
-    report = report_of(run("ingest", "-", "--session", "piped/run-1", "-m", memory, "-o", "json", input=text))
+    report = report_of(run("ingest", "-", "--session", "piped/run-1", "-m", memory, "--format", "json", input=text))
     assert report["added"] == 18 and report["sources"][0]["source"] == "<stdin>"
     assert {e["session"] for e in stored(memory)} == {"piped/run-1"}
     # Same input again through stdin: the same ids, so nothing new.
-    assert report_of(run("ingest", "-", "--session", "piped/run-1", "-m", memory, "-o", "json",
+    assert report_of(run("ingest", "-", "--session", "piped/run-1", "-m", memory, "--format", "json",
                          input=text))["added"] == 0
 
 
 def test_stdin_without_session_keeps_the_sessions_of_the_log(run: Any, memory: Path) -> None:
-    report = report_of(run("ingest", "-", "-m", memory, "-o", "json", input=event("s-x", 1, text="t") + "\n"))
+    report = report_of(run("ingest", "-", "-m", memory, "--format", "json", input=event("s-x", 1, text="t") + "\n"))
     assert report["added"] == 1 and stored(memory)[0]["session"] == "s-x"
 
 
@@ -438,7 +438,7 @@ def test_folders_are_read_recursively_and_hidden_files_are_skipped(run: Any, mem
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(event(session, 1, text="x") + "\n", encoding="utf-8")
-    report = report_of(run("ingest", root, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", root, "-m", memory, "--format", "json"))
     assert [Path(s["source"]).name for s in report["sources"]] == ["a.jsonl", "c.log", "b.ndjson"]
     assert {e["session"] for e in stored(memory)} == {"top", "deep", "log-suffix"}
 
@@ -493,7 +493,7 @@ def test_kill_9_during_ingest_leaves_no_partial_line_and_a_rerun_stores_every_ev
     assert staging_files(memory)  # the killed run left its staging file behind...
     _check_raw_layer(memory)  # ...but nothing visible is partial
 
-    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(big), "-m", str(memory), "-o", "json"],
+    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(big), "-m", str(memory), "--format", "json"],
                           capture_output=True, text=True, env=cli_env(), timeout=600)
     assert done.returncode == 0, done.stderr
     assert staging_files(memory) == []  # abandoned staging dropped
@@ -532,7 +532,7 @@ def test_an_orphan_segment_is_adopted_by_the_next_ingest(run: Any, memory: Path,
     log = tmp_path / "more.jsonl"
     log.write_text("\n".join(json.dumps(e) for e in orphan_events) + "\n" + event("new", 1, text="new") + "\n",
                    encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert report["recovered_segments"] == ["000002.jsonl"]
     assert (report["added"], report["duplicates"]) == (1, 3)  # the adopted events count as stored
     assert [r["segment"] for r in manifest(memory)] == ["000001.jsonl", "000002.jsonl", "000003.jsonl"]
@@ -546,7 +546,7 @@ def test_an_orphan_is_adopted_and_committed_even_when_nothing_new_arrives(run: A
     before = head(memory)
     _orphan(memory, [canonical_json({"session": "o", "ts": "2026-11-08T10:00:00Z", "kind": "note", "id": "o1"})])
     assert git(memory, "status", "--porcelain", "--untracked-files=all") == ""
-    report = report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))
     assert report["recovered_segments"] == ["000002.jsonl"] and report["added"] == 0
     assert git(memory, "rev-parse", "HEAD~1").strip() == before
     assert "Memdream-Ingest: recovered" in git(memory, "log", "-1", "--format=%B")
@@ -559,7 +559,7 @@ def test_a_manifest_left_uncommitted_by_a_crash_is_committed_by_the_next_run(run
     git(memory, "reset", "--soft", "HEAD~1")
     git(memory, "reset", "--quiet", "--", "raw/MANIFEST.jsonl")
     assert git(memory, "status", "--porcelain", "--untracked-files=all").strip() == "?? raw/MANIFEST.jsonl"
-    report = report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))
     assert report["added"] == 0 and report["commit"] == head(memory)
     assert git(memory, "status", "--porcelain", "--untracked-files=all") == ""
 
@@ -568,7 +568,7 @@ def test_abandoned_staging_files_are_removed_and_numbering_goes_on(run: Any, mem
     folder = memory / "raw" / "segments"
     folder.mkdir(parents=True)
     (folder / ".staging-99999-000001.jsonl").write_text('{"session":"s","ts":"2026-11-07T09:00:0', encoding="utf-8")
-    report = report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))
     assert report["recovered_segments"] == [] and report["added"] == 18
     assert staging_files(memory) == [] and [p.name for p in segment_files(memory)] == ["000001.jsonl"]
 
@@ -610,14 +610,14 @@ def test_ingest_exits_75_with_one_line_while_another_process_holds_the_lock(
         holder.kill()
         holder.wait()
     # A kill frees the lock: no stale lock to clean up.
-    assert report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))["added"] == 18
+    assert report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))["added"] == 18
 
 
 def test_ingest_waits_for_the_lock_to_be_released(run: Any, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDREAM_LOCK_WAIT", "20")
     holder = _hold_lock(memory, 0.5)
     try:
-        assert report_of(run("ingest", EVENTS, "-m", memory, "-o", "json"))["added"] == 18
+        assert report_of(run("ingest", EVENTS, "-m", memory, "--format", "json"))["added"] == 18
     finally:
         holder.wait()
 
@@ -665,7 +665,7 @@ def test_a_clone_without_raw_segments_ingests_and_continues_numbering(run: Any, 
 
     log = tmp_path / "new.jsonl"
     log.write_text(event("after-clone", 1, text="fresh") + "\n", encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", clone, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", clone, "--format", "json"))
     assert report["added"] == 1 and [s["segment"] for s in report["segments"]] == ["000003.jsonl"]
     assert [r["segment"] for r in manifest(clone)] == ["000001.jsonl", "000002.jsonl", "000003.jsonl"]
     assert [p.name for p in segment_files(clone)] == ["000003.jsonl"]
@@ -678,7 +678,7 @@ def test_deleting_segments_and_state_keeps_the_numbering(run: Any, memory: Path,
     shutil.rmtree(memory / ".memdream")
     log = tmp_path / "new.jsonl"
     log.write_text(event("later", 1, text="x") + "\n", encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert [s["segment"] for s in report["segments"]] == ["000002.jsonl"]
     assert [r["segment"] for r in manifest(memory)] == ["000001.jsonl", "000002.jsonl"]
 
@@ -691,8 +691,8 @@ def test_a_session_ending_in_a_newline_does_not_break_the_dedup_index(run: Any, 
     log = tmp_path / "nl.jsonl"
     log.write_text(json.dumps({"session": "s\n", "ts": "2026-11-07T09:00:00Z", "kind": "note", "id": "a\\b\n"})
                    + "\n", encoding="utf-8")
-    assert report_of(run("ingest", log, "-m", memory, "-o", "json"))["added"] == 1
-    again = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    assert report_of(run("ingest", log, "-m", memory, "--format", "json"))["added"] == 1
+    again = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert (again["added"], again["duplicates"]) == (0, 1)
     keys = RawLayer(MemoryPaths(memory)).keys()
     assert list(keys) == [("s\n", "a\\b\n")]
@@ -706,8 +706,8 @@ def test_salience_tags_continue_across_runs(run: Any, memory: Path, tmp_path: Pa
     run("ingest", first, "-m", memory)
     run("ingest", second, "-m", memory)
     tags = {e["id"]: e["tags"] for e in stored(memory)}
-    assert tags["r1"] == ["segment:2", "salience:strong"]
-    assert tags["r2"] == ["segment:2", "salience:medium", "workaround"]
+    assert tags["r1"] == ["episode:2", "salience:strong"]
+    assert tags["r2"] == ["episode:2", "salience:medium", "workaround"]
 
 
 def test_segment_writer_rollback_across_a_segment_boundary(memory: Path) -> None:
@@ -750,7 +750,7 @@ def test_an_orphan_is_indexed_from_its_own_content_not_a_stale_cache(run: Any, m
     layer.keys_path(name).write_text("o\tghost\tsha256:00\n", encoding="utf-8")  # left by an older crash
     log = tmp_path / "ghost.jsonl"
     log.write_text(event("o", 1, text="not stored yet", id="ghost") + "\n", encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert report["recovered_segments"] == [name] and report["added"] == 1
     assert ("o", "o1") in layer.keys()
 
@@ -776,7 +776,7 @@ def commit(*args, **kwargs):
 os.replace = replace
 if point == "commit":
     gitops.commit = commit
-from memdream.entry import main
+from memdream.cli import main
 main(sys.argv[3:])
 """
 
@@ -802,7 +802,7 @@ def test_kill_9_while_publishing_loses_and_doubles_nothing(memory: Path, tmp_pat
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     _check_raw_layer(memory)
 
-    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(big), "-m", str(memory), "-o", "json"],
+    done = subprocess.run([sys.executable, "-m", "memdream", "ingest", str(big), "-m", str(memory), "--format", "json"],
                           capture_output=True, text=True, env=cli_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -824,7 +824,7 @@ def test_a_value_that_redaction_pushes_over_its_cap_is_cut_not_fatal(run: Any, m
                                              "value": "x" * 1993 + " a@b.co"}),
         event("s", 2, "message", id="m1", speaker="y" * 249 + " a@b.co", text="hi"),
     ]) + "\n", encoding="utf-8")
-    report = report_of(run("ingest", log, "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", log, "-m", memory, "--format", "json"))
     assert report["added"] == 2 and report["redactions"] == {"email": 3}
     stored_events = {e["id"]: e for e in stored(memory)}
     fact = stored_events["n1"]["fact"]

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memdream.fastjson import dumps_canonical
-from memdream.ingest.prepare import BAD, EVENT, READY, ChunkJob, LineScan, prepare_chunk, redact_event
-from memdream.ingest.salience import hints_for, reads_like_instruction
+from memdream.ingest.prepare import BAD, EVENT, READY, ChunkJob, LineScan, Ready, prepare_chunk, redact_event
+from memdream.ingest.salience import hints_for
 from memdream.ingest.validate import DEFAULT_ACTOR, VERDICTS, fast_valid, fit_caps
+from memdream.injection import reads_like_instruction
+from memdream.jsonio import dumps_canonical
 from memdream.redact import Redactor, shape_of
 
 JWT = (
@@ -228,24 +229,25 @@ def check_records(path: Path, lines: list[bytes], redactor: Redactor, session: s
     prepared, count = prepare_chunk(job, redactor, scan_)
     assert count == len(lines)
     assert [record[1] for record in prepared] == [number for number, line in enumerate(lines, 1) if line.strip()]
-    tags = ["segment:1"]
+    tags = ["episode:1"]
     for record in prepared:
         event, counts = expected_event(lines[record[1] - 1], redactor, session)
         hints = hints_for(event)
         if "id" not in event:
             assert record == (EVENT, record[1], dumps_canonical(event), counts, hints)
             continue
-        assert record[0] == READY
-        head, tail = record[12], record[13]
+        assert type(record) is tuple and record[0] == READY  # marshal takes plain tuples only
+        record = Ready._make(record)
         own_tags = event.pop("tags", None)
-        assert head + orjson.dumps(tags) + tail == dumps_canonical({**event, "tags": tags})
+        assert record.head + orjson.dumps(tags) + record.tail == dumps_canonical({**event, "tags": tags})
         kind = event["kind"]
-        assert record[2:12] == (
+        assert (record.session, record.id, record.ts, record.kind, record.tool, record.failed, record.goal,
+                record.own_tags, record.untrusted, record.fingerprint) == (
             event["session"], event["id"], event["ts"], kind, event.get("tool") or "",
             kind == "tool_result" and event.get("ok") is False,
             (event.get("goal") or event.get("text")) if kind == "goal" else None, own_tags, *hints,
         )
-        assert record[14] == counts
+        assert record.redactions == counts
 
 
 def write_lines(path: Path, lines: list[bytes], bom: bool = False) -> None:
@@ -354,7 +356,7 @@ def _ingest_with_workers(memory: Path, twin: Path, log: Path, run: Any, patterns
         text = text.replace("workers: auto", f"workers: {workers}").replace("extra_patterns: []",
                                                                           f"extra_patterns: {patterns}")
         config.write_text(text, encoding="utf-8")
-        result = run("ingest", log, "-m", root, "-o", "json")
+        result = run("ingest", log, "-m", root, "--format", "json")
         assert result.exit_code == 0, result.stderr
         report = json.loads(result.stdout)
         report.pop("commit")  # the same tree, but committed at its own second

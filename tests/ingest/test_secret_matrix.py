@@ -145,7 +145,7 @@ def test_no_secret_survives_ingest_and_dream(tmp_path: Path, fmt: str) -> None:
     log.write_text("".join(json.dumps(line) + "\n" for line in FORMATS[fmt]()), encoding="utf-8")
     memory = tmp_path / "mem"
     _memdream("init", str(memory), cwd=tmp_path)
-    ingested = json.loads(_memdream("ingest", str(log), "--format", fmt, "-m", str(memory), "-o", "json",
+    ingested = json.loads(_memdream("ingest", str(log), "--format", fmt, "-m", str(memory), "--format", "json",
                                     cwd=tmp_path).stdout)
     assert ingested["added"] > 0, ingested
     _memdream("dream", "-m", str(memory), cwd=tmp_path)
@@ -169,8 +169,8 @@ def test_parallel_ingest_redacts_every_field_and_a_rerun_adds_nothing(tmp_path: 
     _memdream("init", str(memory), cwd=tmp_path)
     config = memory / "memdream.yaml"
     config.write_text(config.read_text(encoding="utf-8").replace("workers: auto", "workers: 2"), encoding="utf-8")
-    first = json.loads(_memdream("ingest", str(log), "-m", str(memory), "-o", "json", cwd=tmp_path).stdout)
-    again = json.loads(_memdream("ingest", str(log), "-m", str(memory), "-o", "json", cwd=tmp_path).stdout)
+    first = json.loads(_memdream("ingest", str(log), "-m", str(memory), "--format", "json", cwd=tmp_path).stdout)
+    again = json.loads(_memdream("ingest", str(log), "-m", str(memory), "--format", "json", cwd=tmp_path).stdout)
     assert first["added"] == first["read"] > 0
     assert (again["added"], again["duplicates"]) == (0, first["added"])
     raw = b"".join(path.read_bytes() for path in (memory / "raw" / "segments").glob("*.jsonl"))

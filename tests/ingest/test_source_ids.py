@@ -42,7 +42,7 @@ OLD_SCHEME = [
 def ingest(memory: Path, *paths: Path | str, fmt: str | None = None, as_json: bool = True) -> Any:
     args = [sys.executable, "-m", "memdream", "ingest", *map(str, paths), "-m", str(memory)]
     args += ["--format", fmt] if fmt else []
-    args += ["-o", "json"] if as_json else []
+    args += ["--format", "json"] if as_json else []
     done = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout) if as_json else done.stdout
@@ -201,7 +201,7 @@ def test_a_folder_with_one_empty_transcript_still_ingests_the_others(memory: Pat
 def test_stdin_chat_gets_a_session_from_its_first_message(memory: Path) -> None:
     data = json.dumps(EXPORT_CHAT)
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "memdream", "ingest", "-", "-m", str(memory), "-o", "json"],
+        done = subprocess.run([sys.executable, "-m", "memdream", "ingest", "-", "-m", str(memory), "--format", "json"],
                               input=data, capture_output=True, text=True, env=dict(os.environ))
         assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["duplicates"] == 3

@@ -99,7 +99,6 @@ def test_enqueue_into_a_folder_that_is_no_memory_fails_with_one_line(tmp_path: P
 
 
 def test_enqueue_through_the_cli_framework_also_works(run: Any, memory: Path, transcript: Path) -> None:
-    # In-process, the typer command is used (the fast path lives in memdream.entry).
     result = run("enqueue", "--from-hook", "-m", memory, input=json.dumps(payload(transcript)))
     assert result.exit_code == 0 and result.stdout == ""
     assert len(spool_lines(memory)) == 1
@@ -112,27 +111,27 @@ def test_enqueue_through_the_cli_framework_also_works(run: Any, memory: Path, tr
 def test_ingest_spool_reads_the_transcript_and_consumes_the_spool(run: Any, memory: Path, transcript: Path) -> None:
     for _ in range(2):  # the same transcript twice (PreCompact then SessionEnd): read once
         assert enqueue(memory, json.dumps(payload(transcript))).returncode == 0
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert report["added"] > 0 and report["missing_transcripts"] == [] and report["failed_transcripts"] == []
     assert [(s["source"], s["format"]) for s in report["sources"]] == [(str(transcript), "claude-code")]
     events = [json.loads(line) for line in (memory / "raw" / "segments" / "000001.jsonl").read_text().splitlines()]
     assert len(events) == report["added"] and {e["session"] for e in events} == {CLAUDE_SESSION}
     assert leftovers(memory) == []  # consumed
 
-    again = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    again = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert (again["added"], again["sources"], again["segments"], again["commit"]) == (0, [], [], None)
     assert "0 event(s) added (nothing new)" in run("ingest", "--spool", "-m", memory).stdout
 
 
 def test_a_new_hook_for_a_grown_transcript_adds_only_the_new_events(run: Any, memory: Path, transcript: Path) -> None:
     enqueue(memory, json.dumps(payload(transcript)))
-    first = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))["added"]
+    first = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))["added"]
     with open(transcript, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"type": "user", "sessionId": CLAUDE_SESSION, "uuid": "late-1",
                                  "timestamp": "2026-11-07T10:00:00Z",
                                  "message": {"role": "user", "content": "thanks, that fixed it"}}) + "\n")
     enqueue(memory, json.dumps(payload(transcript)))
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert (report["added"], report["duplicates"]) == (1, first)
 
 
@@ -141,7 +140,7 @@ def test_a_transcript_that_no_longer_exists_is_reported(run: Any, memory: Path, 
     gone = tmp_path / "claude" / "deleted-session.jsonl"
     enqueue(memory, json.dumps(payload(gone, session="deleted-session")))
     enqueue(memory, json.dumps(payload(transcript)))
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert report["missing_transcripts"] == [str(gone)]
     assert report["added"] > 0  # the other transcript is ingested all the same
     assert leftovers(memory) == []
@@ -164,14 +163,14 @@ def test_an_unreadable_transcript_is_skipped_and_does_not_block_the_spool(run: A
     empty.write_text("", encoding="utf-8")
     for path in (cut, empty, transcript):
         enqueue(memory, json.dumps(payload(path)))
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert len(report["failed_transcripts"]) == 2
     assert report["failed_transcripts"][0].startswith(f"{cut}:40: not valid JSON")
     assert report["failed_transcripts"][1] == f"{empty}: empty input, nothing to ingest"
     # Nothing of the cut transcript was kept; the good one is stored in full.
     assert [(s["source"], s["added"] > 0) for s in report["sources"]] == [(str(transcript), True)]
     assert leftovers(memory) == []
-    assert report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))["failed_transcripts"] == []
+    assert report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))["failed_transcripts"] == []
 
 
 def test_a_bad_explicit_input_still_fails_the_run_and_keeps_the_spool(run: Any, memory: Path, transcript: Path,
@@ -182,7 +181,7 @@ def test_a_bad_explicit_input_still_fails_the_run_and_keeps_the_spool(run: Any, 
     result = run("ingest", bad, "--spool", "-m", memory)
     assert result.exit_code == 1 and result.stderr.startswith(f"memdream: {bad}:2: not valid JSON")
     assert leftovers(memory) != []  # claimed, not consumed: the next run takes it
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert report["added"] > 0 and leftovers(memory) == []
 
 
@@ -190,7 +189,7 @@ def test_a_spool_line_cut_by_a_crash_is_ignored(run: Any, memory: Path, transcri
     enqueue(memory, json.dumps(payload(transcript)))
     with open(memory / ".memdream" / "spool.jsonl", "a", encoding="utf-8") as handle:
         handle.write('{"received_at": "2026-11-07T10:00:00Z", "payload": {"transcript_pa')
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert report["added"] > 0 and report["missing_transcripts"] == []
 
 
@@ -224,7 +223,7 @@ def test_an_unreadable_spooled_transcript_is_skipped(run: Any, memory: Path, tra
     monkeypatch.setattr(sources.Source, "open", open_as_another_user)
     for path in (locked, transcript):
         enqueue(memory, json.dumps(payload(path)))
-    report = report_of(run("ingest", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", "--spool", "-m", memory, "--format", "json"))
     assert report["failed_transcripts"] == [f"{locked}: cannot read (Permission denied)"]
     assert [s["source"] for s in report["sources"]] == [str(transcript)] and report["added"] > 0
     assert leftovers(memory) == []
@@ -234,7 +233,7 @@ def test_format_option_applies_to_named_inputs_not_to_spooled_transcripts(run: A
                                                                           transcript: Path) -> None:
     enqueue(memory, json.dumps(payload(transcript)))
     events = LOGS / "memdream" / "events.jsonl"
-    report = report_of(run("ingest", events, "--format", "memdream", "--spool", "-m", memory, "-o", "json"))
+    report = report_of(run("ingest", events, "--log-format", "memdream", "--spool", "-m", memory, "--format", "json"))
     assert [(Path(s["source"]).name, s["format"]) for s in report["sources"]] == [
         ("events.jsonl", "memdream"), (transcript.name, "claude-code")]
     assert report["failed_transcripts"] == []

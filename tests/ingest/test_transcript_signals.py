@@ -17,7 +17,7 @@ import pytest
 from memdream import schemas
 from memdream.ingest.adapters import ParseContext, claude_code, codex, memdream_jsonl, openai_chat
 from memdream.ingest.adapters._common import headline
-from memdream.ingest.project import clean_name, name_from_path, name_from_url, project_name
+from memdream.memory.project import clean_name, name_from_path, name_from_url, project_name
 from tests.gitutil import git
 
 Event = dict[str, Any]
@@ -167,7 +167,7 @@ def stored(memory: Path) -> list[Event]:
 
 
 def ingest(run: Any, memory: Path, path: Path) -> dict[str, Any]:
-    result = run("ingest", path, "-m", memory, "-o", "json")
+    result = run("ingest", path, "-m", memory, "--format", "json")
     assert result.exit_code == 0, result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report
@@ -503,7 +503,7 @@ def test_claude_events_carry_the_project_tag_through_ingest(run: Any, memory: Pa
     assert len(events) == 6
     for event in events:
         assert "project:billing-api" in event["tags"], event
-        assert any(tag.startswith("segment:") for tag in event["tags"])  # the pipeline's tags come after ours
+        assert any(tag.startswith("episode:") for tag in event["tags"])  # the pipeline's tags come after ours
     assert next(event for event in events if event["kind"] == "note")["tags"][:2] == ["summary", "project:billing-api"]
     assert next(event for event in events if event.get("text") == "List every round().")["tags"][:2] == [
         "sidechain", "project:billing-api"]

@@ -22,7 +22,8 @@ from memdream import yamlio
 from memdream.memory.card import Card, Evidence
 from memdream.memory.evidence_log import evidence_line
 from memdream.memory.paths import MemoryPaths
-from memdream.memory.raw import RawLayer, event_ref
+from memdream.memory.raw import RawLayer
+from memdream.memory.refs import event_ref
 from tests.transcripts import ClaudeSession
 
 RUN = "2026-11-14T03-00-00Z-1c2d"

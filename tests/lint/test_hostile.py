@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memdream.errors import InvalidMemory
-from memdream.fastjson import dumps_canonical
+from memdream.jsonio import dumps_canonical
 from memdream.lint.findings import MAX_MESSAGE, Finding
 from memdream.memory.paths import MemoryPaths
 from memdream.memory.raw import RawLayer, event_hash

@@ -129,7 +129,7 @@ def test_unreadable_settings_are_reported_whatever_the_stamp(stamped: Path, run:
 def test_a_valid_edit_is_accepted_and_takes_effect(stamped: Path, run: Any, tmp_path: Path) -> None:
     before = stamp(stamped).read_text(encoding="utf-8")
     edit(stamped, "segment_max_events: 50000", "segment_max_events: 100")
-    done = ingest_fast_path(stamped, str(many_events(tmp_path / "many.jsonl", 250)), "-o", "json")
+    done = ingest_fast_path(stamped, str(many_events(tmp_path / "many.jsonl", 250)), "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["added"] == 250 and len(report["segments"]) == 3  # 100 + 100 + 50 events
@@ -207,7 +207,7 @@ def test_an_unwritable_cache_does_not_break_loading(memory: Path, run: Any, tmp_
             assert load(memory).get("ingest.segment_max_events") == 100
         if break_cache is not _read_only_cache or os.geteuid() != 0:
             assert not stamp(memory).is_file()
-        done = ingest_fast_path(memory, str(many_events(tmp_path / "many.jsonl", 250)), "-o", "json")
+        done = ingest_fast_path(memory, str(many_events(tmp_path / "many.jsonl", 250)), "--format", "json")
         assert done.returncode == 0, done.stderr
         assert len(json.loads(done.stdout)["segments"]) == 3  # 100 + 100 + 50 events
         edit(memory, "segment_max_events: 100", "segment_max_events: lots")

@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
+from memdream.memory.usage import counts_at
 from memdream.recall import index as index_mod
 from memdream.recall.engine import Recaller
-from memdream.recall.usage import counts_at
 from tests.recall.helpers import fact, message, write_card, write_events
 
 

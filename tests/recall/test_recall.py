@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memdream.memory.store import Memory
-from memdream.recall.usage import usage_counts
+from memdream.memory.usage import usage_counts
 from tests.recall.helpers import (
     check_contract,
     commit_all,

@@ -355,7 +355,7 @@ def test_empty_scope_is_a_usage_error(scoped: Path, run) -> None:
 
 @pytest.mark.parametrize("args", [["what next", "--scope", "beta", "-f", "json"], ["what next"],
                                   ["--queries", "{tmp}/q.txt", "--scope", "alpha"]])
-def test_the_fast_path_answers_as_the_typer_command(scoped: Path, tmp_path: Path, run, chdir,
+def test_a_real_process_answers_as_the_in_process_command(scoped: Path, tmp_path: Path, run, chdir,
                                                     args: list[str]) -> None:
     (tmp_path / "q.txt").write_text("what next\nlogin\n")
     (tmp_path / "alpha").mkdir()
@@ -364,7 +364,7 @@ def test_the_fast_path_answers_as_the_typer_command(scoped: Path, tmp_path: Path
     twin = tmp_path / "twin"  # usage feeds ranking: each path answers from the same starting state
     shutil.copytree(scoped, twin, symlinks=True)
     typer_result = run("recall", *args, "-m", scoped)
-    done = subprocess.run([sys.executable, "-m", "memdream.recall.fastpath", *args, "-m", str(twin)],
+    done = subprocess.run([sys.executable, "-m", "memdream", "recall", *args, "-m", str(twin)],
                           capture_output=True, text=True)
     assert typer_result.exit_code == done.returncode == 0, done.stderr
     assert done.stdout == typer_result.stdout

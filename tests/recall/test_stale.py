@@ -152,7 +152,7 @@ def test_a_newer_statement_comes_before_an_older_one(memory: Path, tmp_path: Pat
     ]
     for number, (day, lines) in enumerate(sessions):
         path = user_chat(tmp_path / "chats", number, day, lines)
-        assert run("ingest", path, "--format", "openai-chat", "-m", memory).exit_code == 0
+        assert run("ingest", path, "--log-format", "openai-chat", "-m", memory).exit_code == 0
     data = recall_json(run, memory, "where does the user live?")
     raw = [item for item in data["items"] if item["source"] == "raw"]
     texts = [item["text"] for item in raw]
@@ -172,14 +172,14 @@ def test_newest_first_reorders_only_inside_a_group() -> None:
     assert order == [4, 1, 2, 3, 0]
 
 
-# -- the fast path ----------------------------------------------------------------------------------
+# -- the command line users run, as a process -----------------------------------------------------
 @pytest.mark.parametrize("extra", [[], ["--include-archived"], ["--budget", "200"]])
-def test_fast_path_gives_the_same_output(carded: Path, tmp_path: Path, run, extra: list[str]) -> None:
+def test_a_real_process_gives_the_same_output(carded: Path, tmp_path: Path, run, extra: list[str]) -> None:
     twin = tmp_path / "twin"  # usage feeds ranking: each path answers from the same starting state
     shutil.copytree(carded, twin, symlinks=True)
     args = ["export bucket location region", "--format", "json", *extra]
     typer_result = run("recall", *args, "-m", carded)
-    done = subprocess.run([sys.executable, "-m", "memdream.recall.fastpath", *args, "-m", str(twin)],
+    done = subprocess.run([sys.executable, "-m", "memdream", "recall", *args, "-m", str(twin)],
                           capture_output=True, text=True)
     assert done.returncode == typer_result.exit_code == 0
     assert done.stdout == typer_result.stdout

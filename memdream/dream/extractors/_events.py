@@ -7,12 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from memdream.dream.model import Piece
-from memdream.ingest.project import PROJECT_TAG
-from memdream.ingest.salience import UNTRUSTED
-from memdream.memory.raw import canonical_bytes, event_hash, event_ref
+from memdream.memory.raw import canonical_bytes, event_hash
+from memdream.memory.refs import event_ref
+from memdream.memory.tags import PROJECT_TAG, SUMMARY_TAG, UNTRUSTED
 from memdream.toolcalls import command_line, is_shell
 
-SUMMARY_TAG = "summary"
 GLOBAL_SCOPE = "global"
 PROJECT_LOOKAHEAD = 16
 # Sentences end at . ! ? followed by space (not after "e.g." and the like), or at a line break.

@@ -35,7 +35,7 @@ from memdream.dream.extractors._events import (
     trusted,
 )
 from memdream.dream.model import DreamContext, Episode, FactKey
-from memdream.ingest.salience import reads_like_instruction
+from memdream.injection import reads_like_instruction
 from memdream.toolcalls import error_line, program
 
 NAME = "error-fix"

@@ -37,9 +37,10 @@ from memdream import schemas
 from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import GLOBAL_SCOPE, piece, scope_tags, session_project
 from memdream.dream.model import DreamContext, Episode, FactKey
-from memdream.fastjson import dumps_canonical
-from memdream.ingest.salience import UNTRUSTED, reads_like_instruction
-from memdream.memory.raw import event_ref
+from memdream.injection import reads_like_instruction
+from memdream.jsonio import dumps_canonical
+from memdream.memory.refs import event_ref
+from memdream.memory.tags import UNTRUSTED
 from memdream.yamlio import write_atomic
 
 NAME = "model"

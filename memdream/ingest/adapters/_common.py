@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memdream import fastjson, schemas
+from memdream import jsonio, schemas
 from memdream.ingest.adapters import ParseContext
-from memdream.ingest.project import PROJECT_TAG
-from memdream.ingest.validate import FUTURE_TAG, calendar_valid, fast_valid, is_future, ts_problem
+from memdream.ingest.validate import calendar_valid, fast_valid, is_future, ts_problem
+from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, SIDECHAIN_TAG
 
 Event = dict[str, Any]
 
@@ -52,7 +52,7 @@ def numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
-    if isinstance(exc, fastjson.LimitError):  # valid JSON, maybe, but too deep or too long to read
+    if isinstance(exc, jsonio.LimitError):  # valid JSON, maybe, but too deep or too long to read
         return f"JSON {exc.msg}"
     # The decoder's own "line 1 column 5" would contradict our line numbers: keep the column only.
     return f"not valid JSON: {exc.msg} (column {exc.colno})"
@@ -61,7 +61,7 @@ def json_error(exc: json.JSONDecodeError) -> str:
 def load_object(text: str, lineno: int, ctx: ParseContext) -> dict[str, Any] | None:
     """One line as a JSON object, or None after reporting why it is not one."""
     try:
-        value = fastjson.loads(text)
+        value = jsonio.loads(text)
     except json.JSONDecodeError as exc:  # limits (depth, integer length) included
         ctx.bad(lineno, json_error(exc))
         return None
@@ -154,7 +154,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            value = fastjson.loads(raw)
+            value = jsonio.loads(raw)
         except json.JSONDecodeError:
             return {"raw": raw}
         if isinstance(value, dict):
@@ -193,7 +193,7 @@ def head_lines(head: str, limit: int = 8) -> Iterator[tuple[str, Any]]:
         value: Any = None
         if _FIRST_KEYS.match(text):
             try:
-                value = fastjson.loads(text)
+                value = jsonio.loads(text)
             except json.JSONDecodeError:
                 value = None
         yield text, value
@@ -287,7 +287,7 @@ def _derived_from(source: Event, event: Event, suffix: str) -> Event:
     event_id = derived_id(source.get("id"), suffix)
     if event_id is not None:
         event["id"] = event_id
-    tags = [tag for tag in source.get("tags") or [] if tag.startswith(PROJECT_TAG) or tag == "sidechain"]
+    tags = [tag for tag in source.get("tags") or [] if tag.startswith(PROJECT_TAG) or tag == SIDECHAIN_TAG]
     return add_tags(event, *tags)
 
 

@@ -43,7 +43,8 @@ from memdream.ingest.adapters._common import (
     text_of,
     todo_items,
 )
-from memdream.ingest.project import project_name
+from memdream.memory.project import project_name
+from memdream.memory.tags import SIDECHAIN_TAG, SUMMARY_TAG
 from memdream.toolcalls import command_line
 
 NAME = "claude-code"
@@ -233,7 +234,7 @@ def _summary(content: Any) -> list[tuple[int, Event]]:
     text = text_of(content)
     if not text.strip():
         return []
-    return [(0, {"kind": "note", "actor": "system", "text": text, "tags": ["summary"]})]
+    return [(0, {"kind": "note", "actor": "system", "text": text, "tags": [SUMMARY_TAG]})]
 
 
 def _goal(event: Event, line: dict[str, Any], state: _State) -> Event | None:
@@ -251,7 +252,7 @@ def _plan(event: Event) -> Event | None:
 
 def _is_request(event: Event) -> bool:
     """A message the user typed in the main conversation (not the harness's text)."""
-    if event["kind"] != "message" or event.get("actor") != "user" or "sidechain" in event.get("tags", []):
+    if event["kind"] != "message" or event.get("actor") != "user" or SIDECHAIN_TAG in event.get("tags", []):
         return False
     return not event.get("text", "").strip().startswith(NOT_REQUESTS)
 
@@ -281,7 +282,7 @@ def _context(line: dict[str, Any]) -> dict[str, str]:
 
 def _finish(event: Event, line: dict[str, Any], ts: Any, session: str, state: _State) -> Event:
     finished: Event = {"session": session, "ts": ts, **event}
-    add_tags(finished, *(("sidechain",) if line.get("isSidechain") else ()), *project_tag(state.project))
+    add_tags(finished, *((SIDECHAIN_TAG,) if line.get("isSidechain") else ()), *project_tag(state.project))
     if state.context:
         finished["meta"] = state.context
         state.context = {}  # empty, not None: only the first event carries it

@@ -48,7 +48,8 @@ from memdream.ingest.adapters._common import (
     text_of,
     todo_items,
 )
-from memdream.ingest.project import project_name
+from memdream.memory.project import project_name
+from memdream.memory.tags import SUMMARY_TAG
 from memdream.toolcalls import command_line
 
 NAME = "codex"
@@ -441,7 +442,7 @@ def _compacted(payload: dict[str, Any], state: _State) -> list[Event]:
         text = text.partition("\n")[2]
     if not text.strip():
         return []
-    return [{"kind": "note", "actor": "system", "text": text.strip(), "tags": ["summary"]}]
+    return [{"kind": "note", "actor": "system", "text": text.strip(), "tags": [SUMMARY_TAG]}]
 
 
 _Handler = Callable[[dict[str, Any], _State], list[Event]]

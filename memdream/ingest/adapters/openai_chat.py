@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from memdream import clock, fastjson
+from memdream import clock, jsonio
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Event,
@@ -102,7 +102,7 @@ def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
     if not stripped:
         return []
     try:
-        document = fastjson.loads(stripped)  # refuses what is nested too deeply, before parsing
+        document = jsonio.loads(stripped)  # refuses what is nested too deeply, before parsing
     except json.JSONDecodeError as exc:
         if stripped.startswith("["):
             ctx.bad(_line_of(text, text.find(stripped) + exc.pos), json_error(exc))

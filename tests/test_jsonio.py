@@ -1,4 +1,4 @@
-"""fastjson reads and writes JSON as the standard library does, at orjson's speed, and refuses what is not JSON."""
+"""jsonio reads and writes JSON as the standard library does, at orjson's speed, and refuses what is not JSON."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memdream import fastjson
+from memdream import jsonio
 
 
 def _beyond_64_bits(value: Any) -> bool:
@@ -66,7 +66,7 @@ def stdlib_canonical(value: Any) -> bytes:
 
 
 def representable(value: Any) -> bool:
-    """What fastjson promises to read as the standard library does: no NaN or infinity, no lone surrogate."""
+    """What jsonio promises to read as the standard library does: no NaN or infinity, no lone surrogate."""
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, str):
@@ -87,8 +87,8 @@ def representable(value: Any) -> bool:
 @example({"\u00e9": "\x00\x1f\x7f\u2028\U0001f600", "e": [None, True, False, 0]}, False)
 def test_loads_reads_what_the_stdlib_wrote(value: Any, ensure_ascii: bool) -> None:
     text = json.dumps(value, ensure_ascii=ensure_ascii)
-    assert exactly(fastjson.loads(text), value)
-    assert exactly(fastjson.loads(text.encode("utf-8")), value)
+    assert exactly(jsonio.loads(text), value)
+    assert exactly(jsonio.loads(text.encode("utf-8")), value)
 
 
 @given(VALUES)
@@ -96,9 +96,9 @@ def test_loads_reads_what_the_stdlib_wrote(value: Any, ensure_ascii: bool) -> No
 @example({"b": [2**70], "a": 1, "\u00e9": "x", "E": -(2**64)})
 @example(["\x00\t\n\"\\/", "\u2028\U0001f600"])
 def test_dumps_canonical_is_the_stdlib_canonical_form(value: Any) -> None:
-    written = fastjson.dumps_canonical(value)
+    written = jsonio.dumps_canonical(value)
     assert written == stdlib_canonical(value)
-    assert exactly(fastjson.loads(written), value, ordered=False)
+    assert exactly(jsonio.loads(written), value, ordered=False)
 
 
 # -- floats -------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ NUMBER_LITERALS = st.from_regex(r"\A-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][
 @example(0.1)
 def test_floats_read_as_the_stdlib_reads_them(number: float) -> None:
     for text in (json.dumps(number), repr(number), f"{number:.17e}"):
-        assert exactly(fastjson.loads(text), json.loads(text))
+        assert exactly(jsonio.loads(text), json.loads(text))
 
 
 @given(NUMBER_LITERALS)
@@ -129,18 +129,18 @@ def test_number_literals_read_as_the_stdlib_or_refused_when_not_finite(literal: 
     expected = json.loads(literal)
     if isinstance(expected, float) and not math.isfinite(expected):
         with pytest.raises(json.JSONDecodeError):
-            fastjson.loads(literal)
+            jsonio.loads(literal)
     else:
-        assert exactly(fastjson.loads(literal), expected)
-        assert exactly(fastjson.loads(f"[{literal}]".encode()), [expected])
+        assert exactly(jsonio.loads(literal), expected)
+        assert exactly(jsonio.loads(f"[{literal}]".encode()), [expected])
 
 
 @given(VALUES_WITH_FLOATS)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @example([0.1, -0.0, 1e16, 1e-7, 5e-324, 2**64, {"x": 1.5}])
 def test_dumps_canonical_with_floats_reads_back_the_same_value(value: Any) -> None:
-    written = fastjson.dumps_canonical(value)
-    assert exactly(fastjson.loads(written), value, ordered=False)
+    written = jsonio.dumps_canonical(value)
+    assert exactly(jsonio.loads(written), value, ordered=False)
     assert exactly(json.loads(written), value, ordered=False)  # and it is plain JSON to anyone else
 
 
@@ -160,19 +160,19 @@ def test_refuses_what_the_stdlib_alone_would_accept(text: str, long_digits: bool
         text = f"[{text}, 1234567890123456789012345]"
     for data in (text, text.encode("utf-8")):
         with pytest.raises(json.JSONDecodeError):
-            fastjson.loads(data)
+            jsonio.loads(data)
 
 
 @pytest.mark.parametrize("text", ['[1234567890123456789012345, "\\ud800"]',
                                   '{"n": -99999999999999999999, "text": "\\udc00"}'])
 def test_refuses_a_lone_surrogate_after_a_long_integer(text: str) -> None:
     with pytest.raises(json.JSONDecodeError):
-        fastjson.loads(text)
+        jsonio.loads(text)
 
 
 def test_a_valid_surrogate_pair_is_one_character() -> None:
-    assert fastjson.loads('"\\ud83d\\ude00"') == "\U0001f600"
-    assert fastjson.loads(b'["\\ud83d\\ude00", 12345678901234567890123]') == ["\U0001f600", 12345678901234567890123]
+    assert jsonio.loads('"\\ud83d\\ude00"') == "\U0001f600"
+    assert jsonio.loads(b'["\\ud83d\\ude00", 12345678901234567890123]') == ["\U0001f600", 12345678901234567890123]
 
 
 @pytest.mark.parametrize("data", [
@@ -183,32 +183,32 @@ def test_refuses_bytes_that_are_not_utf8(data: bytes) -> None:
     with pytest.raises(ValueError):  # the standard library: UnicodeDecodeError
         json.loads(data)
     with pytest.raises(json.JSONDecodeError):
-        fastjson.loads(data)
+        jsonio.loads(data)
 
 
 @pytest.mark.parametrize("data", [b'"\xed\xa0\x80"', b'["\xed\xb0\x80", 12345678901234567890123]'])
 def test_refuses_a_utf8_encoded_surrogate(data: bytes) -> None:
-    # json.loads decodes bytes with "surrogatepass" and returns the lone surrogate; fastjson holds
+    # json.loads decodes bytes with "surrogatepass" and returns the lone surrogate; jsonio holds
     # to the docstring: a lone surrogate cannot be stored as UTF-8.
     assert not representable(json.loads(data))
     with pytest.raises(json.JSONDecodeError):
-        fastjson.loads(data)
+        jsonio.loads(data)
 
 
 def test_refuses_a_str_holding_a_lone_surrogate_character() -> None:
     with pytest.raises(json.JSONDecodeError):
-        fastjson.loads('["\ud800"]')
+        jsonio.loads('["\ud800"]')
 
 
 @pytest.mark.parametrize("text", ["\ufeff{}", "\ufeff[1]", "\ufeff[12345678901234567890123]"])
 def test_a_byte_order_mark_is_refused(text: str) -> None:
-    # The standard library refuses a BOM in a str; fastjson also refuses one in bytes (which
+    # The standard library refuses a BOM in a str; jsonio also refuses one in bytes (which
     # json.loads would decode as utf-8-sig): JSON texts carry no BOM, ingest strips its own.
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
     for data in (text, text.encode("utf-8")):
         with pytest.raises(json.JSONDecodeError):
-            fastjson.loads(data)
+            jsonio.loads(data)
 
 
 # -- big integers, duplicate keys, error messages -------------------------------------------------
@@ -219,14 +219,14 @@ def test_a_byte_order_mark_is_refused(text: str) -> None:
 ])
 def test_long_integers_stay_integers_with_all_their_digits(digits: str) -> None:
     for data in (digits, digits.encode(), f'{{"n": {digits}, "s": "x"}}'):
-        value = fastjson.loads(data)
+        value = jsonio.loads(data)
         number = value["n"] if isinstance(value, dict) else value
         assert type(number) is int and str(number) == digits
 
 
 @pytest.mark.parametrize("digits", ["-9223372036854775809", "-9999999999999999999"])
 def test_negative_nineteen_digit_integers_stay_exact(digits: str) -> None:
-    value = fastjson.loads(digits)
+    value = jsonio.loads(digits)
     assert type(value) is int and str(value) == digits
 
 
@@ -237,10 +237,10 @@ def test_negative_nineteen_digit_integers_stay_exact(digits: str) -> None:
     '[{"k": "first", "k": "last"}]',
 ])
 def test_duplicate_keys_last_wins_like_the_stdlib(text: str) -> None:
-    assert exactly(fastjson.loads(text), json.loads(text))
+    assert exactly(jsonio.loads(text), json.loads(text))
 
 
-# The messages of what fastjson refuses and the standard library would read.
+# The messages of what jsonio refuses and the standard library would read.
 OUR_REFUSAL = re.compile(r"is not valid JSON|^number out of range|lone surrogate")
 JSONISH = st.text(alphabet='[]{}",:0123456789.eE+- \t\ntrufalsnNIiy\\/ubd\x01\u00e9', max_size=14)
 
@@ -272,14 +272,14 @@ def test_errors_carry_the_stdlib_message_and_position(text: str) -> None:
     except json.JSONDecodeError as error:
         for data in (text, text.encode("utf-8")):
             with pytest.raises(json.JSONDecodeError) as raised:
-                fastjson.loads(data)
+                jsonio.loads(data)
             if OUR_REFUSAL.search(raised.value.msg):
                 continue  # a text with two problems ("1E310:"): ours is found first
             assert (raised.value.msg, raised.value.pos, raised.value.lineno, raised.value.colno) == (
                 error.msg, error.pos, error.lineno, error.colno)
         return
     if representable(expected):
-        assert exactly(fastjson.loads(text), expected)
+        assert exactly(jsonio.loads(text), expected)
     elif not _beyond_64_bits(expected):  # else test_refuses_a_lone_surrogate_after_a_long_integer
         with pytest.raises(json.JSONDecodeError):
-            fastjson.loads(text)
+            jsonio.loads(text)

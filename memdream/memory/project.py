@@ -14,8 +14,6 @@ import os
 import re
 from collections.abc import Iterator
 
-# The tag ingest puts on every event of a transcript, and the one spelling dream, recall and lint read.
-PROJECT_TAG = "project:"
 MAX_NAME = 60
 # Folders that hold one checkout per branch inside or beside the main one.
 _WORKTREE_HOLDERS = (".worktrees", "worktrees")

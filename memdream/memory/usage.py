@@ -3,6 +3,7 @@
 .memdream/usage.jsonl gets one line per recall: ``{"ts", "query": <sha256 prefix>, "cards": [ids]}``.
 The query is stored as a hash (the usage log is not a second copy of what agents asked). Lines are
 written with O_APPEND in one ``write`` each, so concurrent recalls never interleave within a line.
+Recall writes it, dream reads it (reference counts, forgetting): memory state that both share.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdream.memory.paths import MemoryPaths
-from memdream.recall.index import cache_dir, read_pickle, write_pickle
 
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
@@ -24,10 +25,40 @@ if TYPE_CHECKING:
 USAGE_FILE = "usage.jsonl"
 # Re-save the counted prefix of the usage log once this many new bytes were read past it.
 _RESAVE_BYTES = 1 << 16
+# What the counting cache holds: (log bytes counted, counts, last recall times). A cache of
+# another version is counted again from the log.
+CACHE_VERSION = 1
 
 
 def usage_path(paths: MemoryPaths) -> Path:
     return paths.state / USAGE_FILE
+
+
+def cache_path(paths: MemoryPaths) -> Path:
+    """Where the counts of the log's first N bytes are kept."""
+    return paths.state / "cache" / "usage.pickle"
+
+
+def read_cache(path: Path) -> Any:
+    """The cached counts, or None when missing, corrupt or of another version."""
+    try:
+        with open(path, "rb") as handle:
+            version, payload = pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+        return None
+    return payload if version == CACHE_VERSION else None
+
+
+def write_cache(path: Path, payload: Any) -> None:
+    """Atomic: concurrent recalls see the old cache or the new one. A read-only memory just skips it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            pickle.dump((CACHE_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def query_hash(query: str) -> str:
@@ -82,8 +113,7 @@ def usage_at(paths: MemoryPaths) -> Usage:
     and so is one whose cache has an older format (counts without times).
     """
     path = usage_path(paths)
-    cache_path = cache_dir(paths) / "usage.pickle"
-    cached = read_pickle(cache_path)
+    cached = read_cache(cache_path(paths))
     valid = isinstance(cached, tuple) and len(cached) == 3
     offset, usage = (cached[0], Usage(dict(cached[1]), dict(cached[2]))) if valid else (0, Usage())
     try:
@@ -100,7 +130,7 @@ def usage_at(paths: MemoryPaths) -> Usage:
     complete = tail.rfind(b"\n") + 1  # a line still being written is counted next time
     _count(tail[:complete], usage)
     if complete >= _RESAVE_BYTES or not valid:
-        write_pickle(cache_path, (offset + complete, usage.counts, usage.last_used))
+        write_cache(cache_path(paths), (offset + complete, usage.counts, usage.last_used))
     return usage
 
 
