@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from memdream.memory import cachefile
 from memdream.memory.card import Card, Evidence
 
 EVIDENCE_OP = "evidence"
@@ -119,26 +119,12 @@ def _well_formed(item: object) -> bool:
 
 
 def _read_cache(path: Path) -> tuple[dict[str, Stamp], dict[str, list[Evidence]]] | None:
-    try:
-        with open(path, "rb") as handle:
-            version, payload = pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
-        return None
-    if version != CACHE_VERSION or not isinstance(payload, tuple) or len(payload) != 2:
+    payload = cachefile.read(path, CACHE_VERSION)
+    if not isinstance(payload, tuple) or len(payload) != 2:
         return None
     return payload
 
 
 def _write_cache(path: Path, payload: tuple[dict[str, Stamp], dict[str, list[Evidence]]]) -> None:
-    """Atomic; a read-only or full disk only costs the next run a re-read."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            pickle.dump((CACHE_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:  # the cache folder is not a folder: there is no temporary file either
-            pass
+    """A read-only or full disk only costs the next run a re-read."""
+    cachefile.write(path, CACHE_VERSION, payload)

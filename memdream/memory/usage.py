@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdream.memory import cachefile
 from memdream.memory.paths import MemoryPaths
 
 if TYPE_CHECKING:
@@ -41,24 +41,12 @@ def cache_path(paths: MemoryPaths) -> Path:
 
 def read_cache(path: Path) -> Any:
     """The cached counts, or None when missing, corrupt or of another version."""
-    try:
-        with open(path, "rb") as handle:
-            version, payload = pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
-        return None
-    return payload if version == CACHE_VERSION else None
+    return cachefile.read(path, CACHE_VERSION)
 
 
 def write_cache(path: Path, payload: Any) -> None:
     """Atomic: concurrent recalls see the old cache or the new one. A read-only memory just skips it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            pickle.dump((CACHE_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    cachefile.write(path, CACHE_VERSION, payload)
 
 
 def query_hash(query: str) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memdream.clock import parse_timestamp
+from memdream.memory import cachefile
 from memdream.memory.card import ACTIVE_STATUSES, CONFLICTING, SUPERSEDED
 from memdream.memory.paths import LAYERS, MemoryPaths
 from memdream.memory.tags import episode_of
@@ -226,27 +227,12 @@ def cache_dir(paths: MemoryPaths) -> Path:
 
 def read_pickle(path: Path) -> Any:
     """The cached object, or None when missing, corrupt or of another index version."""
-    try:
-        with open(path, "rb") as handle:
-            version, payload = pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
-        return None
-    return payload if version == INDEX_VERSION else None
+    return cachefile.read(path, INDEX_VERSION)
 
 
 def write_pickle(path: Path, payload: Any) -> None:
     """Atomic: concurrent recalls see the old cache or the new one. A read-only memory just skips it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            pickle.dump((INDEX_VERSION, payload), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:  # a full disk leaves no half-written temporary file behind either
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
+    cachefile.write(path, INDEX_VERSION, payload)
 
 
 # -- building -------------------------------------------------------------------------------------
