@@ -296,7 +296,7 @@ class _Run:
             return self.options.fmt
         found = detect(head)
         if found is None:
-            raise InvalidInput(f"{source.name}: unknown log format (pass --format; known: "
+            raise InvalidInput(f"{source.name}: unknown log format (pass --log-format; known: "
                                f"{', '.join(adapters())})")
         return found
 
