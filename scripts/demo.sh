@@ -83,4 +83,26 @@ else
   echo "(no card to break: dream made none)"
 fi
 
-printf '\nDemo memory left in %s/ (a git repository: try `git -C %s log -p`).\n' "$DEMO" "$DEMO"
+step "memdream audit --verify (provenance: every card traced to its raw events and to the dream that made it)"
+"$MEMDREAM" audit --verify --memory "$DEMO"
+
+step "memdream review (what a person should look at)"
+"$MEMDREAM" review --memory "$DEMO" | head -n 16
+
+fact=$(first_card fact)
+if [ -n "$fact" ]; then
+  step "memdream audit ${fact%% *} (where this fact came from, why, and since when)"
+  "$MEMDREAM" audit "${fact%% *}" --memory "$DEMO"
+  step "memdream reject ${fact%% *}, then dream (the user's verdict is a raw event; the dream applies it)"
+  "$MEMDREAM" reject "${fact%% *}" --note "not true any more" --memory "$DEMO"
+  "$MEMDREAM" dream --memory "$DEMO"
+fi
+
+step "memdream log (the history of dreams)"
+"$MEMDREAM" log --memory "$DEMO"
+
+step "memdream diff (what the last dream changed)"
+"$MEMDREAM" diff --memory "$DEMO"
+
+printf '\nDemo memory left in %s/ (a git repository: try `git -C %s log -p`, `memdream rollback --dry-run`).\n' \
+  "$DEMO" "$DEMO"

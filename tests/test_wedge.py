@@ -50,7 +50,16 @@ def stale_index_lock(root: Path, age: float = 60.0) -> Path:
 
 
 # -- a stale .git/index.lock ------------------------------------------------------------------------
+def commit_each_ingest(memory: Path) -> None:
+    """`ingest.commit: each`: the ingest itself commits (by default the next dream does)."""
+    config = memory / "memdream.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("commit: with-dream", "commit: each"),
+                      encoding="utf-8")
+    git(memory, "commit", "-q", "-am", "ingest commits each run")
+
+
 def test_ingest_removes_a_stale_index_lock_reports_it_and_commits(memory: Path, tmp_path: Path) -> None:
+    commit_each_ingest(memory)
     lock = stale_index_lock(memory)
     head = git(memory, "rev-parse", "HEAD")
     done = memdream("ingest", write(tmp_path / "agent.jsonl", build(sessions=1)), "-m", memory)
@@ -72,6 +81,7 @@ def test_dream_removes_a_stale_index_lock_reports_it_and_commits(ingested: Path)
 
 
 def test_a_fresh_index_lock_is_waited_for_before_it_counts_as_stale(memory: Path, tmp_path: Path) -> None:
+    commit_each_ingest(memory)
     lock = stale_index_lock(memory, age=0)
     started = time.monotonic()
     done = memdream("ingest", write(tmp_path / "agent.jsonl", build(sessions=1)), "-m", memory,

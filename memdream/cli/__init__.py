@@ -79,6 +79,9 @@ class MemdreamGroup(TyperGroup):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `memdream log | head`: the reader has what it wanted
+            _quiet_stdout()
+            raise SystemExit(0) from None
         except Exception as error:  # memdream's errors, disk full, read-only; a bug is one line too
             if debug() or _is_control_flow(error):
                 raise
@@ -106,8 +109,17 @@ class MemdreamGroup(TyperGroup):
             fail("interrupted", EXIT_INTERRUPTED)
         if not standalone_mode:
             return code
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
         raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: Python's flush at exit would raise on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _version(value: bool) -> None:
@@ -140,6 +152,19 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "cards": ("cards_cmd", "cards", False),
     "show": ("cards_cmd", "show", False),
     "recall": ("recall_cmd", "recall", False),
+    "log": ("history_cmd", "log", False),
+    "diff": ("history_cmd", "diff", False),
+    "audit": ("audit_cmd", "audit", False),
+    "rollback": ("rollback_cmd", "rollback", False),
+    "confirm": ("verdict_cmd", "confirm", False),
+    "reject": ("verdict_cmd", "reject", False),
+    "correct": ("verdict_cmd", "correct", False),
+    "review": ("review_cmd", "review", False),
+    "remember": ("remember_cmd", "remember", False),
+    "context": ("context_cmd", "context", False),
+    "hooks": ("hooks_cmd", "hooks", False),
+    "schedule": ("schedule_cmd", "schedule", False),
+    "mcp": ("mcp_cmd", "mcp", False),
     "textconv": ("textconv_cmd", "textconv", True),
 }
 
@@ -163,15 +188,25 @@ def build(only: str | None = None) -> typer.Typer:
     for name, (module, function, hidden) in COMMANDS.items():
         if only in (None, name):
             command = getattr(import_module(f"memdream.cli.{module}"), function)
-            made.command(name, cls=MemdreamCommand, hidden=hidden)(command)
+            if isinstance(command, typer.Typer):  # a command group (`hooks install`, `schedule status`)
+                made.add_typer(command, name=name, hidden=hidden)
+            else:
+                made.command(name, cls=MemdreamCommand, hidden=hidden)(command)
     return made
 
 
-app = build()
+def __getattr__(name: str) -> Any:
+    """``memdream.cli.app``, the whole command line (tests, documentation tools), built on first use:
+    a process runs one command and builds only that one (see :func:`main`)."""
+    if name == "app":
+        made = build()
+        globals()["app"] = made
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line: the installed `memdream` script and `python -m memdream`."""
     args = sys.argv[1:] if argv is None else argv
     named = next((arg for arg in args if not arg.startswith("-")), None)  # the root takes no values
-    (build(named) if named in COMMANDS else app)(args=args, prog_name="memdream")
+    (build(named) if named in COMMANDS else build())(args=args, prog_name="memdream")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -75,11 +76,13 @@ def _render_table(found: list[Card]) -> None:
 
 
 def show(
-    card_id: Annotated[str, typer.Argument(help="Card id (as in `memdream cards`).", metavar="CARD_ID")],
+    card_id: Annotated[str, typer.Argument(help="Card id (as in `memdream cards`), or log://<session>#<id> for "
+                                                "a raw event.", metavar="CARD_ID")],
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
-    """Show one card (active or archived) with its file path.
+    """Show one card (active or archived) with its file path, or one raw event (log://<session>#<id>)
+    with its segment, line, hash checks and the cards that cite it.
 
     Refuses (exit 1) while an interrupted dream is pending: run `memdream dream` to recover.
     """
@@ -92,8 +95,33 @@ def show(
 
     root = memory_root(memory)
     require_settled(root)
+    if card_id.startswith("log://"):
+        _show_event(root, card_id, output)
+        return
     item = find_card(root, card_id)
     if output is DataFormat.json:
         print_json({**item.card.to_dict(), "path": item.path})
         return
     sys.stdout.write(f"# {item.path}\n{yamlio.dumps(item.card.to_dict())}")
+
+
+def _show_event(root: Path, ref: str, output: DataFormat) -> None:
+    """One raw event: JSON (pretty in text mode), where it is stored, its hash checks, who cites it."""
+    import json
+    import sys
+
+    from memdream.render import print_json
+    from memdream.review.provenance import show_event
+
+    view = show_event(root, ref)
+    if output is DataFormat.json:
+        print_json(view.to_dict())
+        return
+    stored = view.stored
+    sys.stdout.write(
+        f"# {stored.ref}\n# raw/segments/{stored.segment} line {stored.line}\n"
+        f"# hash {stored.hash} (dedup index: {view.index_check}; segment against raw/MANIFEST.jsonl: "
+        f"{view.segment_check})\n{json.dumps(stored.event, ensure_ascii=False, indent=2)}\n")
+    cited = [f"{card_id} ({path}{', held in the audit files' if where == 'audit' else ''})"
+             for card_id, path, where in view.cited_by]
+    sys.stdout.write(f"cited by: {', '.join(cited) if cited else 'no card'}\n")

@@ -12,7 +12,7 @@ from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, memory_r
 if TYPE_CHECKING:
     from memdream.ingest.pipeline import IngestReport
 
-LOG_FORMATS = ("auto", "memdream", "claude-code", "codex", "openai-chat")
+LOG_FORMATS = ("auto", "memdream", "claude-code", "codex", "openai-chat", "memory-file")
 
 
 def output_format(given: str, log_format: str | None) -> tuple[DataFormat, str | None]:
@@ -41,7 +41,8 @@ def ingest(
     log_format: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--log-format", metavar="|".join(LOG_FORMATS), show_default=False,
-                     help="The logs' format. Default: auto, which reads it from the content."),
+                     help="The logs' format. Default: auto, which reads it from the content (CLAUDE.md, "
+                          "AGENTS.md and Codex memories files: from their name)."),
     ] = None,
     session: Annotated[
         Optional[str],  # noqa: UP045
@@ -69,10 +70,14 @@ def ingest(
     chosen, log_format = output_format(output, log_format)
     from memdream.ingest.pipeline import IngestOptions, ingest
     from memdream.memory.store import Memory
+    from memdream.progress import Progress, terminal_output
 
     # An unknown --log-format is the pipeline's to refuse: it knows the adapters.
-    options = IngestOptions(fmt=log_format or "auto", session=session, strict=strict, skip_bad=skip_bad)
-    report = ingest(Memory(memory_root(memory)), paths or [], options, use_spool=use_spool)
+    progress = Progress.for_output(terminal_output(chosen is DataFormat.json))
+    options = IngestOptions(fmt=log_format or "auto", session=session, strict=strict, skip_bad=skip_bad,
+                            progress=progress)
+    with progress.task("ingest"):  # one display for the run; the pipeline shows a bar per input file in it
+        report = ingest(Memory(memory_root(memory)), paths or [], options, use_spool=use_spool)
     if chosen is DataFormat.json:
         from memdream.render import print_json
 
@@ -86,6 +91,9 @@ def _render(report: IngestReport) -> None:
 
     console = stdout_console()
     for item in report.sources:
+        if item.format == "excluded":
+            console.print(f"{item.source}: excluded ({'; '.join(item.excluded)})")
+            continue
         skipped = f", {len(item.skipped_lines)} bad line(s) skipped" if item.skipped_lines else ""
         console.print(f"{item.source} [{item.format}]: {item.added} new, {item.duplicates} already stored{skipped}")
         for line, reason in item.skipped_lines[:5]:
@@ -109,6 +117,8 @@ def _notes(report: IngestReport) -> list[str]:
     ):
         if report.total(key):
             notes.append(f"{report.total(key)} {text}")
+    notes.extend(f"excluded: {item.source}: {why}" for item in report.sources if item.format != "excluded"
+                 for why in item.excluded)
     notes.extend(f"empty file skipped: {path}" for path in report.empty)
     notes.extend(f"spooled transcript no longer exists: {path}" for path in report.missing)
     notes.extend(f"spooled transcript skipped: {problem}" for problem in report.failed)

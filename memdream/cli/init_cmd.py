@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption
+
+if TYPE_CHECKING:
+    from memdream.memory.create import InitResult
 
 
 def init(
     path: Annotated[
         Path, typer.Argument(help="Folder to create the memory in (created if missing).", metavar="PATH")
     ] = Path("."),
+    in_repo: Annotated[
+        bool,
+        typer.Option("--in-repo", help="Make the memory a folder of the enclosing project repository (no "
+                                       "repository of its own): memdream stages its files there and commits "
+                                       "only with --commit. The raw layer stays ignored."),
+    ] = False,
+    commit: Annotated[
+        bool, typer.Option("--commit", help="With --in-repo: commit the new memory's files (only them).")
+    ] = False,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Create a memory: folders, default memdream.yaml, empty plan, git repository and a first commit.
@@ -21,15 +33,30 @@ def init(
     On a folder that already is a memory, say so and change nothing.
     """
     from memdream.memory.create import init_memory
-    from memdream.render import print_json, stdout_console
+    from memdream.render import print_json
 
-    result = init_memory(path)
+    result = init_memory(path, in_repo=in_repo, commit=commit)
     if output is DataFormat.json:
-        print_json({"root": str(result.root), "created": result.created, "commit": result.commit})
+        print_json({"root": str(result.root), "created": result.created, "commit": result.commit,
+                    "in_project": result.in_project, "inside": result.inside})
         return
+    _render(result)
+
+
+def _render(result: InitResult) -> None:
+    from memdream.render import stdout_console
+
     console = stdout_console()
-    if result.created:
-        console.print(f"Created memory at {result.root} (commit {str(result.commit)[:10]}).")
-        console.print("Next: `memdream ingest <logs>`, then `memdream dream`.")
-    else:
+    if not result.created:
         console.print(f"{result.root} is already a memory; nothing changed.")
+        return
+    if result.in_project:
+        done = f"committed {str(result.commit)[:10]}" if result.commit else "staged, not committed"
+        console.print(f"Created memory at {result.root} inside the repository {result.in_project} ({done}).")
+        console.print("memdream stages what it writes there; `git commit` it, or pass --commit to dream.")
+    else:
+        console.print(f"Created memory at {result.root} (commit {str(result.commit)[:10]}).")
+    if result.inside:
+        console.print(f"Note: it is inside the git repository {result.inside}, which will see it as an embedded "
+                      "repository; `memdream init --in-repo` makes the memory a folder that repository tracks.")
+    console.print("Next: `memdream ingest <logs>`, then `memdream dream`.")

@@ -60,6 +60,7 @@ def _render_text(result: LintResult) -> None:
         sys.stdout.write(f"{shown_path(finding.path)}:{finding.line}:{finding.col}: {finding.message} "
                          f"[{finding.rule}]\n")
     files = len({finding.path for finding in result.findings})
+    _render_notices(result)
     if result.findings:
         sys.stderr.write(f"{len(result.findings)} problem(s) in {files} file(s); "
                          f"{result.files_checked} file(s) checked\n")
@@ -75,7 +76,14 @@ def _render_json(result: LintResult) -> None:
         "memories": [str(root) for root in result.memories],
         "files_checked": result.files_checked,
         "findings": [finding.to_dict(shown_path(finding.path)) for finding in result.findings],
+        "notices": result.notices,
     })
+
+
+def _render_notices(result: LintResult) -> None:
+    """What lint could not check (a clone without raw events), on stderr: never a finding."""
+    for notice in result.notices:
+        sys.stderr.write(f"notice: {notice}\n")
 
 
 def _escape(text: str, property_value: bool = False) -> str:
@@ -97,4 +105,5 @@ def _render_github(result: LintResult) -> None:
 
 
 def _render_text_summary(result: LintResult) -> None:
+    _render_notices(result)
     sys.stderr.write(f"{len(result.findings)} problem(s); {result.files_checked} file(s) checked\n")

@@ -59,6 +59,11 @@ def recall(
                      help="Answer every line of this file (blank lines skipped, '-' for stdin); prints one JSON "
                           "object per line."),
     ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say why each item was chosen: relevance (matched words), recency, "
+                                             "references, confidence, or resident (plan, standing instructions). "
+                                             "Text: a 'why:' line under each item (outside the budget); JSON: an "
+                                             "'explain' object per item.")] = False,
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
@@ -78,7 +83,7 @@ def recall(
 
         raise UsageError("give one QUERY or --queries FILE")
     options = RecallOptions(budget=budget, card_type=card_type, status=status, subject=subject, since=since,
-                            include_archived=include_archived, scope=scope)
+                            include_archived=include_archived, scope=scope, explain=explain)
     options.check()
     root = memory_root(memory)
     require_settled(root)  # one stat: a killed dream's half-written cards are never served
@@ -101,6 +106,10 @@ def _answer(root: Path, query: str, options: RecallOptions, output: DataFormat) 
         recaller.close()
     if output is DataFormat.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    elif options.explain:
+        from memdream.recall.explain import explained_text
+
+        sys.stdout.write(explained_text(result.items))
     else:
         sys.stdout.write(result.context)
 

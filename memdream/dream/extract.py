@@ -82,6 +82,19 @@ class _Targets:
         return cited
 
 
+def _corrected_layer(ctx: DreamContext, event: dict[str, Any], key: FactKey, piece: Piece) -> Piece:
+    """A person's correction of a lesson or strategy (`memdream correct ID --note ...`) keeps the
+    card's layer, scope and tags and says what the note says: without this the corrected value
+    would become a fact card with a generated sentence."""
+    if event["kind"] != "feedback" or event.get("verdict") != "correct" or not event.get("target"):
+        return piece
+    card = ctx.cards.get(str(event["target"]))
+    if card is None or card.type == "fact" or card.attribute is None or FactKey.of(card.subject, card.attribute) != key:
+        return piece
+    text = event.get("text") if isinstance(event.get("text"), str) and event["text"].strip() else piece.value
+    return dataclasses.replace(piece, layer=card.type, statement=text, scope=card.scope, tags=tuple(card.tags))
+
+
 def _add(ctx: DreamContext, key: FactKey, names: tuple[str, str], piece: Piece) -> None:
     ctx.pieces.setdefault(key, []).append(piece)
     ctx.key_names.setdefault(key, names)
@@ -104,7 +117,8 @@ def _facts(ctx: DreamContext, event: dict[str, Any], targets: _Targets) -> None:
         fact = None
     if isinstance(fact, dict) and not (kind == "tool_result" and event.get("ok") is False):
         key = FactKey.of(fact["subject"], fact["attribute"])
-        piece = _piece(event, fact["value"], "supports", _KIND_OF_EVENT.get(kind, "note"))
+        piece = _corrected_layer(ctx, event, key, _piece(event, fact["value"], "supports",
+                                                         _KIND_OF_EVENT.get(kind, "note")))
         _add(ctx, key, (fact["subject"].strip(), fact["attribute"].strip()), piece)
         targets.remember(event, key, fact["value"])
     if kind == "feedback" and event.get("target") and event.get("verdict") in ("confirm", "reject", "correct"):

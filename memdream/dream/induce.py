@@ -21,8 +21,8 @@ from memdream.dream.extractors.errors import TEST_RUNNERS
 from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece
 from memdream.dream.values import confidence, same_value, status_of
-from memdream.dream.verify import card_id
-from memdream.memory.card import INFERRED, SUPERSEDED, VERIFIED, Card
+from memdream.dream.verify import SETTLES_AGAINST_USER, card_id, rejections
+from memdream.memory.card import ARCHIVED, INFERRED, SUPERSEDED, VERIFIED, Card
 
 HISTORY = 50  # workflow pieces kept per key between runs
 _LINTERS = frozenset({"ruff", "flake8", "pylint", "eslint", "mypy", "black", "prettier", "clippy", "golangci-lint"})
@@ -160,9 +160,33 @@ def _new_card(ctx: DreamContext, key: FactKey, induced: Induced) -> Card:
     return card
 
 
-def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piece], cards: list[Card]) -> None:
+def _rejected(ctx: DreamContext, induced: Induced, archived: list[Card]) -> bool:
+    """Whether the user rejected these very steps (`memdream reject`) and no newer word of theirs or
+    outcome took it back: sessions that keep repeating a workflow do not outrank the user's verdict."""
+    for value, when in rejections(ctx, archived):
+        if same_value(value, induced.value, 100):
+            return not any(piece.kind in SETTLES_AGAINST_USER and piece.ts > when for piece in induced.supporters)
+    return False
+
+
+def _archived_by_key(ctx: DreamContext, keys: set[FactKey]) -> dict[FactKey, list[Card]]:
+    found: dict[FactKey, list[Card]] = {}
+    for card in ctx.cards.values():
+        if card.type == "strategy" and card.status == ARCHIVED and card.attribute is not None:
+            key = FactKey.of(card.subject, card.attribute)
+            if key in keys:
+                found.setdefault(key, []).append(card)
+    return found
+
+
+def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piece], cards: list[Card],
+           archived: list[Card]) -> None:
     existing = [card for card in cards if card.type == "strategy"]
     current = existing[0] if existing else None
+    if (current is None or not same_value(current.value or "", induced.value, 100)) and _rejected(
+            ctx, induced, archived):
+        ctx.not_admitted["rejected by the user"] = ctx.not_admitted.get("rejected by the user", 0) + 1
+        return
     refs = [piece.ref for piece in induced.supporters[-5:]]
     if current is not None and same_value(current.value or "", induced.value, 100):
         before, old = current.confidence, current.to_dict()
@@ -209,6 +233,7 @@ def run(ctx: DreamContext) -> None:
     window = int(ctx.settings.get("dream.learn.strategy_window"))
     keys = workflow_keys(ctx)
     by_key = ctx.cards_by_key() if keys else {}  # once: each key's cards are its own to change
+    archived = _archived_by_key(ctx, set(keys)) if keys else {}
     for key in keys:
         history = _history(ctx, key)
         induced = induce(history, min_sessions, window)
@@ -218,4 +243,4 @@ def run(ctx: DreamContext) -> None:
             if not cards:
                 ctx.not_admitted["no recurring workflow"] = ctx.not_admitted.get("no recurring workflow", 0) + 1
             continue
-        _apply(ctx, key, induced, history, cards)
+        _apply(ctx, key, induced, history, cards, archived.get(key, []))

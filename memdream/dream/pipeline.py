@@ -13,6 +13,7 @@ import gc
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +23,13 @@ from typing import Any
 from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
 from memdream.dream import admit, decay, extract, forget, index, induce, merge, plan, propagate, select, verify
+from memdream.dream import budget as budget_mod
+from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
+from memdream.memory import manifest_commit
 from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
@@ -33,6 +37,7 @@ from memdream.memory.journal import journal_path
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
+from memdream.memory.refs import ref_of
 from memdream.memory.settings import Settings
 from memdream.memory.store import Memory
 from memdream.redact import Redactor
@@ -83,6 +88,11 @@ class DreamReport:
     commit: str | None = None
     recovered: bool = False
     warnings: list[str] = field(default_factory=list)
+    staged_in: str | None = None  # a memory inside a project repository: staged there, not committed
+    redreamed: list[str] = field(default_factory=list)  # runs whose quarantined events were dreamed again
+    deferred: list[tuple[str, int]] = field(default_factory=list)  # episodes left for the next run (budget)
+    span: tuple[int, int] | None = None  # the raw segments this run read from
+    ingested: list[str] = field(default_factory=list)  # raw segments whose manifest lines this commit holds
 
     @property
     def counts(self) -> dict[str, int]:
@@ -97,7 +107,8 @@ class DreamReport:
             "not_admitted": self.not_admitted,
             "changes": [{"path": change.path, "action": change.action} for change in self.changes],
             "before": self.before.to_dict(), "after": self.after.to_dict(), "recovered": self.recovered,
-            "warnings": self.warnings,
+            "warnings": self.warnings, "redreamed": self.redreamed, "staged_in": self.staged_in,
+            "deferred_episodes": len(self.deferred), "ingested": self.ingested,
         }
 
 
@@ -120,9 +131,17 @@ def _recover(memory: Memory) -> bool:
     return True
 
 
-def _require_clean(memory: Memory) -> None:
+def require_clean(memory: Memory) -> None:
+    """Refuse uncommitted changes to memory files (ingest's raw manifest waiting for the next
+    dream is bookkeeping, not a change: it is not looked at)."""
     if not gitops.is_repo(memory.root):
         raise GitError(f"{memory.root} is not a git repository (create memories with `memdream init`)")
+    if gitops.in_project(memory.root):  # staged is what the last dream wrote there: only a person's edits count
+        dirty = gitops.unstaged_paths(memory.root, [*TRACKED, "memdream.yaml"])
+        if dirty:
+            more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
+            raise GitError(f"unstaged changes in {dirty[0]}{more}: stage (git add) or undo them before dreaming")
+        return
     dirty = gitops.status_paths(memory.root, [*TRACKED, "memdream.yaml"])
     if dirty:
         more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
@@ -134,21 +153,47 @@ def _segment_number(name: str) -> int:
     return int(stem) if stem.isdigit() else 0
 
 
+SPEED_SAMPLE = 200  # events: a smaller run's time is mostly start-up, not a speed
+
+
+def _span(ledger: ledger_mod.Ledger, consumed: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The segments this run reads: the waiting entries' and the new ones."""
+    bounds = [(entry.first, entry.last) for entry in ledger.waiting()] + ([consumed] if consumed else [])
+    if not bounds:
+        return None
+    return min(first for first, _ in bounds), max(last for _, last in bounds)
+
+
+def _waiting_events(raw: RawLayer, manifest: list[Any], ledger: ledger_mod.Ledger, checkpoint: int,
+                    report: DreamReport) -> list[dict[str, Any]]:
+    """The events below the checkpoint that wait to be dreamed again (`rollback --redream`)."""
+    waiting = ledger.waiting()
+    if not waiting:
+        return []
+    names = [r.segment for r in manifest if _segment_number(r.segment) <= checkpoint
+             and any(entry.first <= _segment_number(r.segment) <= entry.last for entry in waiting)]
+    present = [name for name in names if raw.segment_path(name).exists()]
+    report.missing_segments.extend(name for name in names if name not in present)
+    return ledger_mod.waiting_events(waiting, raw.iter_events(present))
+
+
 def _read_events(raw: RawLayer, names: list[str], report: DreamReport) -> list[dict[str, Any]]:
     present = [name for name in names if raw.segment_path(name).exists()]
-    report.missing_segments = [name for name in names if name not in present]
+    report.missing_segments.extend(name for name in names if name not in present)
     return [event for _, event in raw.iter_events(present)]
 
 
 def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Card]],
-                settings: Any) -> state_mod.DreamState:
+                settings: Any, ledger: ledger_mod.Ledger) -> state_mod.DreamState:
     """The saved state, or one rebuilt from git and the raw layer (``cards`` gives untouched copies)."""
     loaded = state_mod.load(memory.paths.state)
     if loaded is not None:
         return loaded
     rebuilt = state_mod.DreamState(consumed=state_mod.consumed_from_git(memory.root), rebuilt=True)
     names = [r.segment for r in raw.manifest() if _segment_number(r.segment) <= rebuilt.consumed]
-    events = [event for _, event in raw.iter_events([n for n in names if raw.segment_path(n).exists()])]
+    # Quarantined events (their run was rolled back) and waiting ones are not what dreaming learned.
+    events = [event for name, event in raw.iter_events([n for n in names if raw.segment_path(n).exists()])
+              if not ledger.held_back(_segment_number(name), event)]
     if events:  # replay selection and extraction only: the statistics admission needs
         replay = DreamContext(now=now_iso(), run_id="replay", settings=settings, cards=cards(),
                               plan=None, events=events, key_stats={}, sessions_seen=set(),  # type: ignore[arg-type]
@@ -185,17 +230,23 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
     return newest[::-1]
 
 
-def _run_id(now: str, consumed: tuple[int, int] | None, events: int) -> str:
+def _run_id(now: str, consumed: tuple[int, int] | None, events: list[dict[str, Any]], head: str | None) -> str:
+    """``<clock>-<digest>``; the digest covers the commit the run starts from and the events it
+    reads, so that two runs never share an id (a fixed clock in tests, a budgeted run resuming)."""
     stamp = parse_timestamp(now).strftime("%Y-%m-%dT%H-%M-%SZ")
-    digest = hashlib.sha256(f"{consumed}|{events}".encode()).hexdigest()[:4]
+    ends = f"{ref_of(events[0])}|{ref_of(events[-1])}" if events else ""
+    digest = hashlib.sha256(f"{head}|{consumed}|{len(events)}|{ends}".encode()).hexdigest()[:4]
     return f"{stamp}-{digest}"
 
 
-def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None) -> DreamReport:
+def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
+          commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None) -> DreamReport:
     """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed.
 
     ``extractor``: the model extractor's command for this run instead of ``dream.extractor.command``
-    ('' turns a configured one off).
+    ('' turns a configured one off). ``commit_in_project``: in a memory that a project repository
+    tracks, commit (only the memory's paths) instead of staging the files for the user to commit.
+    ``budget``: dream whole episodes, oldest first, within it; the rest wait for the next run.
     """
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
         if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
@@ -203,9 +254,9 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None) -
 
             require_settled(memory.root)
         recovered = False if dry_run else _recover(memory)
-        _require_clean(memory)
+        require_clean(memory)
         try:
-            return _dream_locked(memory, dry_run, recovered, extractor)
+            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget)
         finally:
             gc.unfreeze()  # the cards _dream_locked loaded may be collected again
 
@@ -219,7 +270,9 @@ def _run_settings(settings: Settings, extractor: str | None) -> Settings:
     return Settings(values)
 
 
-def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None) -> DreamReport:
+def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None,
+                  commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None) -> DreamReport:
+    started = time.monotonic()
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
     cached = _load_frozen(memory)
@@ -231,13 +284,18 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     before = {item.card.id: (item.card.snapshot(), item.relpath) for item in cached}
     sizes = {item.card.id: item.size for item in cached}
     raw = RawLayer(memory.paths)
+    ledger = ledger_mod.load(memory.paths.state, memory.root)
     state = _load_state(memory, raw, lambda: {item.card.id: Card.from_dict(item.card.to_dict()) for item in cached},
-                        settings)
-    new = [r.segment for r in raw.manifest() if _segment_number(r.segment) > state.consumed]
+                        settings, ledger)
+    manifest = raw.manifest()
+    new = [r.segment for r in manifest if _segment_number(r.segment) > state.consumed]
     consumed = (_segment_number(new[0]), _segment_number(new[-1])) if new else None
     report = DreamReport(run_id="", dry_run=dry_run, consumed=consumed, recovered=recovered)
-    events = _read_events(raw, new, report)
-    report.run_id = _run_id(now, consumed, len(events))
+    events = _waiting_events(raw, manifest, ledger, state.consumed, report) + _read_events(raw, new, report)
+    report.span = _span(ledger, consumed)
+    if budget is not None:
+        events, report.deferred = budget_mod.within(events, budget.events_allowed(state.seconds_per_event))
+    report.run_id = _run_id(now, consumed, events, gitops.head_or_none(memory.root))
     ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
                        events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
                        recent_ops=_recent_ops(memory), state_dir=memory.paths.state,
@@ -257,12 +315,21 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
     if dry_run:
         return report
-    if report.changes:
-        report.commit = _write_and_commit(memory, ctx, report)
+    if ledger.waiting():
+        report.redreamed = ledger.redreamed(report.run_id)
+    if consumed is not None:
+        ledger.consumed(report.run_id, *consumed)
+    if report.deferred and report.span is not None:
+        ledger.defer(report.run_id, *report.span, report.deferred)
+    if report.changes or manifest_commit.pending(memory) or report.redreamed or report.deferred:
+        report.commit = _write_and_commit(memory, ctx, report, commit_in_project)
         remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"])
+    ledger_mod.save(memory.paths.state, ledger, gitops.head_or_none(memory.root))
     if consumed is not None:
         state.consumed = consumed[1]
     state.last_run = now  # every dream, not only those that commit: decay's clock-jump guard reads it
+    if len(events) >= SPEED_SAMPLE:  # what --max-seconds turns into events next time
+        state.seconds_per_event = (time.monotonic() - started) / len(events)
     state_mod.save(memory.paths.state, state)
     _journal(memory).unlink(missing_ok=True)
     return report
@@ -440,6 +507,8 @@ def _summary(report: DreamReport) -> str:
     words = {"add": "added", "update": "updated", "supersede": "superseded", "merge": "merged",
              "archive": "archived", "demote": "demoted", "conflict": "in conflict"}
     parts = [f"{counts[op]} {words[op]}" for op in OP_ORDER if counts.get(op)]
+    if not parts and not report.changes:
+        return f"memdream dream: {report.events} event(s), no card changed"
     return "memdream dream: " + (", ".join(parts) if parts else "plan and index")
 
 
@@ -457,7 +526,8 @@ def _body(report: DreamReport) -> str:
     return "\n".join(lines)
 
 
-def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport) -> str:
+def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport,
+                      commit_in_project: bool = False) -> str | None:
     journal = _journal(memory)
     yamlio.write_atomic(journal, json.dumps({"run": report.run_id, "started": ctx.now}))
     for change in report.changes:
@@ -467,9 +537,29 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport) ->
         else:
             path.unlink(missing_ok=True)
     _pause_for_tests()
-    trailers = {"Memdream-Run": report.run_id}
+    trailers: dict[str, str] = {ledger_mod.RUN_TRAILER: report.run_id}
     if report.consumed is not None:
         trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)
+    if report.consumed is not None or report.redreamed:
         trailers["Memdream-Events"] = str(report.events)
-    return gitops.commit(memory.root, _summary(report), _body(report), trailers, paths=TRACKED,
-                         files=[change.path for change in report.changes])
+    paths, files = list(TRACKED), [change.path for change in report.changes]
+    if manifest_commit.pending(memory):  # ingest's bookkeeping rides with the dream (ingest.commit)
+        report.ingested = manifest_commit.uncommitted_segments(memory)
+        trailers[manifest_commit.INGEST_TRAILER] = manifest_commit.trailer_value(report.ingested)
+        raw_paths = manifest_commit.tracked_raw_paths(memory)
+        files += gitops.status_paths(memory.root, raw_paths)
+        manifest_commit.stage(memory)
+        paths += raw_paths
+    if gitops.in_project(memory.root) and not commit_in_project:  # the user's branch: stage, never commit
+        gitops.stage(memory.root, paths, force=manifest_commit.track_raw(memory))
+        report.staged_in = gitops.project_top(memory.root)
+        return None
+    message_trailers = [(key, value) for key, value in trailers.items()]
+    message_trailers += [(ledger_mod.REDREAMED_TRAILER, run) for run in report.redreamed]
+    if report.deferred and report.span is not None:
+        span = report.span
+        message_trailers += [(ledger_mod.DEFERRED_TRAILER, ledger_mod.deferred_trailer(*span, episode))
+                             for episode in report.deferred]
+    # Nothing written but events resumed or deferred: an empty commit still carries the ledger's trailers.
+    return gitops.commit(memory.root, _summary(report), _body(report), message_trailers, paths=paths,
+                         files=files, allow_empty=not files)

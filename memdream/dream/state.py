@@ -39,12 +39,14 @@ class DreamState:
     sessions_seen: set[str] = field(default_factory=set)
     rebuilt: bool = False  # state came from git and raw replay, not from state.json
     last_run: str | None = None  # the clock of the dream that saved this state (decay's jump guard)
+    seconds_per_event: float | None = None  # the speed of the last dream big enough to measure (budgets)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": STATE_VERSION,
             "consumed": self.consumed,
             **({"last_run": self.last_run} if self.last_run else {}),
+            **({"seconds_per_event": self.seconds_per_event} if self.seconds_per_event else {}),
             "sessions_seen": sorted(self.sessions_seen),
             "attributes": {name: summed.to_dict() for name, summed in sorted(attribute_stats(self.key_stats).items())},
             "keys": [
@@ -60,8 +62,10 @@ class DreamState:
             FactKey(item["subject"], item["attribute"]): KeyStats.from_dict(item) for item in data["keys"]
         }
         last_run = data.get("last_run")
+        speed = data.get("seconds_per_event")
         return cls(consumed=int(data["consumed"]), key_stats=stats, sessions_seen=set(data["sessions_seen"]),
-                   last_run=last_run if isinstance(last_run, str) else None)
+                   last_run=last_run if isinstance(last_run, str) else None,
+                   seconds_per_event=float(speed) if isinstance(speed, (int, float)) and speed > 0 else None)
 
 
 def attribute_stats(key_stats: dict[FactKey, KeyStats]) -> dict[str, AttributeStats]:

@@ -259,6 +259,35 @@ def finish_versions(ctx: DreamContext, proposal: Proposal) -> None:
         card.updated_at = ctx.now
 
 
+def rejections(ctx: DreamContext, cited: list[Card]) -> list[tuple[str, str]]:
+    """(value, when) of the key's cards that the user's rejection archived: the newest piece of
+    the user's word against the card is at least as new as its newest strong support."""
+    found = []
+    for card in cited:
+        if card.status != ARCHIVED or card.value is None:
+            continue
+        evidence = ctx.full_evidence(card)
+        said_no = max((e.ts or "" for e in evidence if e.stance == "contradicts" and e.kind == USER_WORD), default="")
+        strong = max((e.ts or "" for e in evidence if e.stance == "supports" and e.is_strong), default="")
+        if said_no and said_no >= strong:
+            found.append((card.value, said_no))
+    return found
+
+
+def overruled(piece: Piece, refused: list[tuple[str, str]], threshold: float) -> bool:
+    """Whether ``piece`` claims a value the user rejected and cannot bring it back. Only a newer
+    word of the user's or an outcome can: an agent's note repeats what it believed, a tool reading
+    (older, or newer: the same stale file read again) does not outrank the user's verdict. The
+    piece is dropped, as evidence older than a value's strong support is (the key's cards keep
+    the record of the rejection; the audit file has the archive operation)."""
+    if piece.stance != "supports" or piece.value is None:
+        return False
+    for value, when in refused:
+        if same_value(value, piece.value, threshold):
+            return not (piece.kind in SETTLES_AGAINST_USER and piece.ts > when)
+    return False
+
+
 def propose(ctx: DreamContext, key: FactKey, existing: list[Card], cited: list[Card]) -> Proposal | None:
     """Fold the key's new evidence into its versions; None when nothing about it is new.
     ``cited``: every card of the key, archived ones too: what they cite is not new."""
@@ -269,6 +298,9 @@ def propose(ctx: DreamContext, key: FactKey, existing: list[Card], cited: list[C
         return None
     known = {item.ref for card in cited for item in ctx.full_evidence(card)}
     fresh = [piece for piece in candidates if piece.ref not in known]
+    refused = rejections(ctx, cited)
+    if refused:  # a value the user rejected stays rejected (memdream reject, docs/verdicts.md)
+        fresh = [piece for piece in fresh if not overruled(piece, refused, threshold)]
     if not fresh:
         return None
     active = []

@@ -24,7 +24,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,18 +36,21 @@ import orjson
 from memdream import gitops, jsonio
 from memdream.clock import now_iso
 from memdream.errors import InvalidInput, MemdreamError, UsageError
+from memdream.ingest import exclude as exclude_mod
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
-from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl
+from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl, memory_files
 from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex
 from memdream.ingest.prepare import BAD, READY, Ready, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.source_ids import SourceSessions, collision_id, fingerprint
 from memdream.ingest.validate import DEFAULT_ACTOR, first_error, fit_caps
+from memdream.memory import manifest_commit
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_bytes
 from memdream.memory.store import Memory
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG
+from memdream.progress import NO_PROGRESS, Advance, Progress
 from memdream.yamlio import write_atomic
 
 if TYPE_CHECKING:
@@ -62,6 +65,7 @@ class IngestOptions:
     session: str | None = None
     strict: bool = False
     skip_bad: bool = False
+    progress: Progress = NO_PROGRESS  # a bar on a terminal (memdream.progress); nothing by default
 
 
 @dataclass
@@ -76,6 +80,8 @@ class SourceReport:
     skipped_lines: list[tuple[int, str]] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
     future_timestamps: int = 0  # events dated more than a day after the ingest clock (tagged future-ts)
+    # What the user kept out (ingest.exclude, #memdream:off): the file, or each session, and why.
+    excluded: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -109,12 +115,13 @@ class IngestReport:
             "segments": [record.__dict__ for record in self.segments],
             "recovered_segments": self.recovered, "missing_transcripts": self.missing,
             "failed_transcripts": self.failed, "empty_files": self.empty, "commit": self.commit,
+            "excluded": sum(len(report.excluded) for report in self.sources),
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
                  "duplicates": r.duplicates, "id_collisions": r.id_collisions,
                  "future_timestamps": r.future_timestamps, "synthetic_timestamps": r.synthetic_timestamps,
                  "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
-                 "redactions": dict(sorted(r.redactions.items()))}
+                 "redactions": dict(sorted(r.redactions.items())), "excluded": r.excluded}
                 for r in self.sources
             ],
         }
@@ -139,6 +146,7 @@ class _Run:
         self._segments_read: set[int] = set()  # segments whose events self.contents holds
         self.writer: SegmentWriter | None = None
         self.pool: ChunkPool | None = None
+        self.exclude = exclude_mod.from_settings(memory.settings)
 
     def _load_state(self) -> dict[str, Any] | None:
         try:
@@ -187,12 +195,37 @@ class _Run:
         return key in self.seen and self.contents.get(*key) == fingerprint(event)
 
     def ingest_source(self, source: sources_mod.Source, detect_format: bool = False) -> SourceReport:
-        """Add one input; ``detect_format``: read its format from its content whatever --format says."""
+        """Add one input; ``detect_format``: read its format from its content whatever --format says.
+
+        What the user keeps out is never stored: a file matching ``ingest.exclude``, a session that
+        ran in a folder matching it (known from its first event) and a session in which the user
+        wrote the keep-out marker. The marker may come last: the source's events are then dropped
+        and it is read again without that session (a rare second pass, so the usual one streams)."""
+        if source.path is not None and self.memory.paths.state not in source.path.parents:  # not memdream's own
+            glob = self.exclude.match(source.path)
+            if glob is not None:
+                return SourceReport(source.name, "excluded", excluded=[f"matches ingest.exclude {glob!r}"])
+        kept_out: dict[str, str] = {}  # session -> why
+        while True:
+            report, marked = self._ingest_once(source, detect_format, kept_out)
+            if not marked:
+                report.excluded = [f"session {session}: {why}" for session, why in kept_out.items()]
+                return report
+            if source.path is None:
+                raise InvalidInput(f"{source.name}: a session in it is marked {exclude_mod.KEEP_OUT_MARKER} and "
+                                   "stdin cannot be read twice: pass the log as a file")
+            kept_out.update(marked)
+
+    def _ingest_once(self, source: sources_mod.Source, detect_format: bool, kept_out: dict[str, str]
+                     ) -> tuple[SourceReport, dict[str, str]]:
+        """One pass over ``source`` without the sessions of ``kept_out``; the sessions found marked
+        off besides (when there are some, nothing of this pass is kept)."""
         assert self.writer is not None
         sessions = SourceSessions(source.stem, source.path, self._stored_as)
         ctx = ParseContext(source=source.name, default_session=sessions.placeholder, session=self.options.session,
                            strict=self.options.strict, skip_bad=self.options.skip_bad,
                            modified=source.modified())
+        marked: dict[str, str] = {}
         with source.open() as stream:
             head = sources_mod.head_text(source, stream)
             fmt = self._format_of(source, head, detect_format)
@@ -208,26 +241,84 @@ class _Run:
 
                 workers = worker_count(self.memory.settings.get("ingest.workers"), source.path.stat().st_size)
             try:
-                if workers:
-                    self._ingest_prepared(source, ctx, workers, report, occurrences)
-                else:
-                    events = adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx)
-                    for event in sessions.assign(events):
-                        self._store(event, report, occurrences)
+                # Workers report whole chunks, not bytes: their file's bar shows it is busy, not how far.
+                total = None if workers else _size_of(source)
+                with self.options.progress.task(source.name, total=total) as advance:
+                    if workers:
+                        self._ingest_prepared(source, ctx, workers, report, occurrences, kept_out, marked)
+                    else:
+                        events = adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx)
+                        watched = self._kept_in(sessions.assign(events), kept_out, marked)
+                        for event in _advancing(watched, stream, advance):
+                            self._store(event, report, occurrences)
             except BaseException:
-                self.writer.rollback(mark)
-                self.tagger.rollback()
-                self.seen.rollback()
-                self.contents.rollback()
+                self._rollback(mark)
                 raise
-        return report
+            if marked:
+                self._rollback(mark)
+        return report, marked
+
+    def _rollback(self, mark: Any) -> None:
+        """Drop what the current source added."""
+        assert self.writer is not None
+        self.writer.rollback(mark)
+        self.tagger.rollback()
+        self.seen.rollback()
+        self.contents.rollback()
+
+    def _kept_in(self, events: Iterator[dict[str, Any]], kept_out: dict[str, str], marked: dict[str, str]
+                 ) -> Iterator[dict[str, Any]]:
+        """``events`` without the sessions the user keeps out. One marked off by the user is noted in
+        ``marked``, for the caller to start over without it; one that ran in an excluded folder is
+        known from its first events (a transcript's goal comes before the line that names its cwd),
+        which are held back, in order, until then."""
+        held: deque[dict[str, Any]] = deque()
+        undecided: dict[str, int] = {}  # session -> its events seen, while its folder is unknown
+        decided: set[str] = set()
+        for event in events:
+            session = event["session"]
+            if session in kept_out:
+                continue
+            if exclude_mod.says_off(event):
+                marked[session] = exclude_mod.MARKED_OFF
+            if session not in decided and self.exclude:
+                self._decide(event, kept_out, undecided, decided)
+                held.append(event)
+                while held and held[0]["session"] in decided:
+                    first = held.popleft()
+                    if first["session"] not in kept_out:
+                        yield first
+                continue
+            if held:
+                held.append(event)  # behind events still held: order is kept
+            else:
+                yield event
+        yield from (event for event in held if event["session"] not in kept_out)
+
+    def _decide(self, event: dict[str, Any], kept_out: dict[str, str], undecided: dict[str, int],
+                decided: set[str]) -> None:
+        """Whether the session of ``event`` ran in an excluded folder, once its cwd is known or
+        enough of its events passed without one."""
+        session = event["session"]
+        cwd = exclude_mod.session_cwd(event)
+        glob = self.exclude.match(cwd) if cwd is not None else None
+        if glob is not None:
+            kept_out[session] = f"ran in {cwd}, which matches ingest.exclude {glob!r}"
+        seen = undecided.get(session, 0) + 1
+        if cwd is not None or seen >= _CWD_LOOKAHEAD:
+            decided.add(session)
+            undecided.pop(session, None)
+        else:
+            undecided[session] = seen
 
     def _ingest_prepared(self, source: sources_mod.Source, ctx: ParseContext, workers: int, report: SourceReport,
-                         occurrences: Counter[tuple[str, str]]) -> None:
+                         occurrences: Counter[tuple[str, str]], kept_out: Mapping[str, str],
+                         marked: dict[str, str]) -> None:
         """Add a memdream-format file that worker processes parse and redact, in file order.
 
         The loop below is :meth:`_store` for prepared events (see :mod:`.prepare`), written out:
-        it is the one part of a parallel ingest that runs in this process alone.
+        it is the one part of a parallel ingest that runs in this process alone. Sessions in
+        ``kept_out`` are left out; those whose user wrote the keep-out marker are noted in ``marked``.
         """
         assert self.writer is not None and source.path is not None
         if self.pool is None or self.pool.size != workers:
@@ -246,11 +337,16 @@ class _Run:
             read = added = duplicates = 0
             for record in prepared:
                 if record[0] != READY:
-                    self._store_other(record, base, ctx, report, occurrences)
+                    self._store_other(record, base, ctx, report, occurrences, kept_out, marked)
                     continue
                 event = named(record)
                 session, event_id, own_tags = event.session, event.id, event.own_tags
                 head, tail = event.head, event.tail
+                if session in kept_out:
+                    continue
+                if event.kind == "message" and exclude_mod.bytes_say_off(tail) \
+                        and exclude_mod.says_off(_event_of(head, own_tags, tail)):
+                    marked[session] = exclude_mod.MARKED_OFF
                 found = claim(session, event_id)
                 if found == REPEATED:
                     ctx.bad(base + event.line, memdream_jsonl.repeated_id(session, event_id))
@@ -278,13 +374,19 @@ class _Run:
             base += lines
 
     def _store_other(self, record: tuple[Any, ...], base: int, ctx: ParseContext, report: SourceReport,
-                     occurrences: Counter[tuple[str, str]]) -> None:
+                     occurrences: Counter[tuple[str, str]], kept_out: Mapping[str, str],
+                     marked: dict[str, str]) -> None:
         """A prepared bad line, or an event without id (its id depends on the events before it)."""
         if record[0] == BAD:
             ctx.bad(base + record[1], record[2])
             return
         _, _, data, counts, hints = record
-        self._store(jsonio.loads(data), report, occurrences, (counts, hints))
+        event = jsonio.loads(data)
+        if event["session"] in kept_out:
+            return
+        if exclude_mod.says_off(event):
+            marked[event["session"]] = exclude_mod.MARKED_OFF
+        self._store(event, report, occurrences, (counts, hints))
 
     def close_pool(self) -> None:
         if self.pool is not None:
@@ -294,6 +396,8 @@ class _Run:
     def _format_of(self, source: sources_mod.Source, head: str, detect_format: bool) -> str:
         if self.options.fmt != "auto" and not detect_format:
             return self.options.fmt
+        if source.path is not None and memory_files.is_memory_file(source.path):
+            return memory_files.NAME  # Markdown has no signature: CLAUDE.md, AGENTS.md are told by name
         found = detect(head)
         if found is None:
             raise InvalidInput(f"{source.name}: unknown log format (pass --log-format; known: "
@@ -381,6 +485,28 @@ class _Run:
             self.writer.abort()
 
 
+_PROGRESS_EVERY = 512  # events between two updates of a progress bar
+_CWD_LOOKAHEAD = 8  # events of a session read before deciding it names no folder
+
+
+def _size_of(source: sources_mod.Source) -> int | None:
+    try:
+        return source.path.stat().st_size if source.path is not None else None
+    except OSError:
+        return None
+
+
+def _advancing(events: Iterator[dict[str, Any]], stream: Any, advance: Advance) -> Iterator[dict[str, Any]]:
+    """``events``, moving the progress bar by the bytes read every few hundred of them."""
+    done = 0
+    for count, event in enumerate(events, start=1):
+        if count % _PROGRESS_EVERY == 0:
+            position = stream.tell()
+            advance(position - done)
+            done = position
+        yield event
+
+
 def _event_of(head: bytes, own_tags: list[str] | None, tail: bytes) -> dict[str, Any]:
     """A prepared event as a dict again (its canonical JSON cut around ``tags``)."""
     event: dict[str, Any] = jsonio.loads(head + orjson.dumps(own_tags or []) + tail)
@@ -448,7 +574,8 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
             run.abort()
             raise
         spool.release(claimed)
-        if gitops.is_repo(memory.root) and (report.segments or report.recovered or _manifest_uncommitted(memory)):
+        if gitops.is_repo(memory.root) and manifest_commit.commit_now(memory, now_iso()) and (
+                report.segments or report.recovered or manifest_commit.pending(memory)):
             report.commit = _commit_manifest(memory, report)
     return report
 
@@ -467,26 +594,9 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _tracked_raw_paths(memory: Memory) -> list[str]:
-    return ["raw"] if bool(memory.settings.get("ingest.track_raw")) else ["raw/MANIFEST.jsonl"]
-
-
-def _manifest_uncommitted(memory: Memory) -> bool:
-    """Whether an earlier run left the manifest changed but not committed (a crash between the
-    two, or a failed run after adopting orphan segments): this run commits it."""
-    return bool(gitops.status_paths(memory.root, _tracked_raw_paths(memory)))
-
-
 def _commit_manifest(memory: Memory, report: IngestReport) -> str:
-    """Record the new segments' hashes in git (raw/ itself is not tracked unless configured)."""
-    track_raw = bool(memory.settings.get("ingest.track_raw"))
-    paths = _tracked_raw_paths(memory)
+    """Record the new segments' hashes in git (raw/ itself is not tracked unless configured);
+    with ``ingest.commit: each`` or ``daily`` only: by default the next dream commits them."""
     events = sum(record.events for record in report.segments)
-    names = ", ".join(record.segment for record in report.segments) or "recovered"
-    return gitops.commit(
-        memory.root,
-        f"memdream ingest: {events} event(s) in {len(report.segments)} segment(s)",
-        trailers={"Memdream-Ingest": names},
-        paths=paths,
-        force=track_raw,  # raw/ is in .gitignore; tracking it is an explicit choice
-    )
+    return manifest_commit.commit(memory, f"memdream ingest: {events} event(s) in {len(report.segments)} segment(s)",
+                                  [record.segment for record in report.segments])

@@ -110,19 +110,33 @@ def resolve(arguments: list[str]) -> list[Source]:
             continue
         path = Path(argument)
         if path.is_dir():
-            found = sorted(
-                item for item in path.rglob("*")
-                if item.is_file() and item.suffix.lower() in LOG_SUFFIXES
-                and not any(part.startswith(".") for part in item.relative_to(path).parts)
-            )
+            found = sorted(item for item in path.rglob("*") if _wanted_in_folder(path, item))
             if not found:
-                raise InvalidInput(f"{argument}: no log files ({', '.join(LOG_SUFFIXES)}) in this folder")
+                raise InvalidInput(f"{argument}: no log files ({', '.join(LOG_SUFFIXES)}) nor instruction "
+                                   "files (CLAUDE.md, AGENTS.md, ...) in this folder")
             sources.extend(Source(str(item), item, in_folder=True) for item in found)
         elif path.is_file():
             sources.append(Source(argument, path))
         else:
             raise UsageError(f"{argument}: no such file or folder")
     return sources
+
+
+# Folders of other people's code: an AGENTS.md in a dependency holds its authors' rules, not the user's.
+_VENDORED = frozenset({"node_modules", "site-packages", "vendor", "third_party"})
+
+
+def _wanted_in_folder(folder: Path, item: Path) -> bool:
+    """A log file, or a file agents read their instructions from (CLAUDE.md, AGENTS.md, a Codex
+    memories folder's MEMORY.md), outside hidden folders (but the folder named may be one: ~/.codex)."""
+    from memdream.ingest.adapters.memory_files import is_memory_file
+
+    parts = item.relative_to(folder).parts
+    if any(part.startswith(".") for part in parts) or not item.is_file():
+        return False
+    if item.suffix.lower() in LOG_SUFFIXES:
+        return True
+    return is_memory_file(item) and not _VENDORED.intersection(parts)
 
 
 def head_text(source: Source, stream: BinaryIO) -> str:

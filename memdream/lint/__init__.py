@@ -50,8 +50,9 @@ def load_files(root: Path) -> MemoryFiles:
     return files
 
 
-def lint_memory(root: Path) -> tuple[list[Finding], int]:
-    """All findings for one memory, sorted by file and position, and the number of files read."""
+def lint_memory(root: Path, notices: list[str] | None = None) -> tuple[list[Finding], int]:
+    """All findings for one memory, sorted by file and position, and the number of files read;
+    what could not be checked (no raw layer here) is added to ``notices``."""
     files = load_files(root)
     findings: list[Finding] = []
     if files.plan is None:
@@ -59,6 +60,8 @@ def lint_memory(root: Path) -> tuple[list[Finding], int]:
     for rule in RULES.values():
         findings.extend(rule(files))
     checked = len(files.cards) + len(files.text_files) + 1 + (files.plan is not None)
+    if notices is not None:
+        notices.extend(files.notices)
     return sorted(set(findings)), checked
 
 
@@ -85,7 +88,7 @@ def lint_paths(paths: Sequence[Path]) -> LintResult:
         else:
             wanted[root] = {*files_only, path.resolve()}
     for root, only in wanted.items():
-        findings, checked = lint_memory(root)
+        findings, checked = lint_memory(root, result.notices)
         result.memories.append(root)
         result.files_checked += checked if only is None else len(only)
         result.findings.extend(f for f in findings if only is None or f.path.resolve() in only)

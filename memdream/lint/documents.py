@@ -79,6 +79,8 @@ class MemoryFiles:
     text_files: list[tuple[Path, str]] = field(default_factory=list)
     # paths lint refused to read (links, devices, FIFOs, oversized files), with why
     file_problems: dict[Path, str] = field(default_factory=dict)
+    # what lint could not check, said plainly (not findings: exit 0 when nothing else is wrong)
+    notices: list[str] = field(default_factory=list)
 
     @cached_property
     def audit_evidence(self) -> tuple[EvidenceLog, list[Finding]]:

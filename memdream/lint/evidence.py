@@ -14,6 +14,7 @@ silently skips it, so the references on it are lost).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,36 @@ def read_evidence_log(texts: list[tuple[Path, str]]) -> tuple[EvidenceLog, list[
                 findings.append(Finding(path, number, 1, "audit",
                                         "evidence line with a malformed entry (each needs a ref and a stance "
                                         "of supports or contradicts): that entry is lost"))
+            findings.extend(Finding(path, number, 1, "audit", problem) for problem in _form_problems(card_id, added))
     return EvidenceLog(held), findings
+
+
+_REF = re.compile(r"log://[^#\s]+#[^\s]+")  # card.schema.json $defs/evidence/ref
+_HASH = re.compile(r"sha256:[0-9a-f]{64}")
+# The card an `add` or `supersede` line made, as json.dumps writes it (Operation.to_dict's key order).
+# Only those: a card written by hand that a dream later archived or demoted keeps its own evidence.
+_CARD_MADE = re.compile(r'"op": "(?:add|supersede)", "card": "([^"\\]+)"')
+
+
+def well_formed_ref(ref: str) -> bool:
+    return _REF.fullmatch(ref) is not None
+
+
+def _form_problems(card_id: str, added: list[Evidence]) -> Iterator[str]:
+    """What the schema would say of held entries, were they on the card: refs are log://<session>#<id>
+    and dream cites each event's sha256 (checkable without the raw layer)."""
+    for item in added:
+        if not well_formed_ref(item.ref):
+            yield f"evidence held for {card_id}: {item.ref[:80]!r} is not a reference log://<session>#<id>"
+        elif not isinstance(item.hash, str) or _HASH.fullmatch(item.hash) is None:
+            yield f"evidence held for {card_id}: {item.ref} cites no sha256:<64 hex digits> hash"
+
+
+def dream_made_ids(texts: list[tuple[Path, str]], root: Path) -> set[str]:
+    """Ids of the cards dream made, as the audit files say (one scan of each text, no parsing)."""
+    audit = root / "audit"
+    return {card_id for path, text in texts if path.parent == audit and path.suffix == ".jsonl"
+            for card_id in _CARD_MADE.findall(text)}
 
 
 def _evidence_line(line: str) -> tuple[str, list[Evidence], bool] | None:

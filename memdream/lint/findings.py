@@ -36,6 +36,7 @@ class LintResult:
     memories: list[Path] = field(default_factory=list)
     files_checked: int = 0
     findings: list[Finding] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what was not checked, and why
 
     @property
     def ok(self) -> bool:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from memdream.jsonio import loads
 from memdream.lint.files import MAX_TEXT_BYTES, FileProblem, entry_problem, folder_entries, read_text
@@ -16,22 +17,26 @@ from memdream.memory.paths import RAW_DIR
 from memdream.memory.raw import MANIFEST, SEGMENTS, event_hash
 
 _SEGMENT_NAME = re.compile(r"[0-9]{6,}\.jsonl")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}")
 
 Keys = dict[tuple[str, str], str]
 
 
 def read_raw_keys(root: Path) -> tuple[Keys | None, list[Finding]]:
     """(session, id) -> event hash of every event of the raw layer (None when no segment is
-    here: a clone may carry cards without raw events), and the findings met on the way."""
+    here: a clone may carry cards without raw events), and the findings met on the way.
+
+    The manifest is checked either way: a clone carries it (it is tracked) without the segments."""
     raw, segments = root / RAW_DIR, root / RAW_DIR / SEGMENTS
     _, problems = folder_entries(raw)
     entries, segment_problems = ([], {}) if problems else folder_entries(segments)
     problems.update(segment_problems)
     findings = [Finding(path, 1, 1, "file", problem) for path, problem in problems.items()]
+    names, manifest_findings = ([], []) if raw in problems else _manifest_segments(raw / MANIFEST)
+    findings.extend(manifest_findings)
     if not any(path.suffix == ".jsonl" for path in entries):
         return None, findings
-    names, manifest_findings = _manifest_segments(raw / MANIFEST)
-    findings.extend(manifest_findings)
     keys: Keys = {}
     for name in names:
         findings.extend(_read_segment(segments / name, keys))
@@ -45,7 +50,8 @@ def _manifest_segments(path: Path) -> tuple[list[str], list[Finding]]:
         text = read_text(path, MAX_TEXT_BYTES)
     except FileProblem as problem:
         return [], [Finding(path, 1, 1, "file", str(problem))]
-    names, findings = [], []
+    names: list[str] = []
+    findings: list[Finding] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -57,8 +63,30 @@ def _manifest_segments(path: Path) -> tuple[list[str], list[Finding]]:
         if not isinstance(name, str) or _SEGMENT_NAME.fullmatch(name) is None:
             findings.append(Finding(path, number, 1, "raw", "not a manifest record (damaged raw manifest)"))
             continue
+        inconsistency = _record_problem(record, names, name)
+        if inconsistency is not None:
+            findings.append(Finding(path, number, 1, "manifest", inconsistency))
         names.append(name)
     return names, findings
+
+
+def _record_problem(record: dict[str, Any], before: list[str], name: str) -> str | None:
+    """Why one manifest record is inconsistent: segments are numbered 1, 2, 3 … once each, and each
+    record pins the segment's sha256, its event count and times (what a clone can still check)."""
+    if name in before:
+        return f"segment {name} is listed twice"
+    expected = int(before[-1].split(".")[0]) + 1 if before else 1
+    if int(name.split(".")[0]) != expected:
+        return f"segment {name} breaks the numbering: expected {expected:06d}.jsonl"
+    if not isinstance(record.get("sha256"), str) or _SHA256.fullmatch(record["sha256"]) is None:
+        return f"segment {name}: sha256 is not 64 hexadecimal digits"
+    events = record.get("events")
+    if not isinstance(events, int) or isinstance(events, bool) or events < 1:
+        return f"segment {name}: events is not a positive count"
+    for field in ("first_ts", "last_ts", "created_at"):
+        if not isinstance(record.get(field), str) or _TIMESTAMP.match(record[field]) is None:
+            return f"segment {name}: {field} is not an ISO 8601 time"
+    return None
 
 
 def _read_segment(path: Path, keys: Keys) -> list[Finding]:

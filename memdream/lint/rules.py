@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from memdream import schemas
 from memdream.errors import MemdreamError
 from memdream.lint.documents import Document, MemoryFiles
-from memdream.lint.evidence import audit_only, count_problem
+from memdream.lint.evidence import audit_only, count_problem, dream_made_ids, well_formed_ref
 from memdream.lint.findings import Finding
 from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
@@ -229,6 +229,10 @@ def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
     stored, problems = read_raw_keys(files.root)
     yield from problems
     if stored is None:
+        refs = _ref_count(files)
+        if refs:  # a clone (CI) without raw events: say so rather than a silent "ok"
+            files.notices.append(f"evidence was not checked against raw events: the raw layer is not here "
+                                 f"({refs} refs)")
         return
     # Past a damaged line events are unknown: report the damage, not every ref it hides.
     damaged = any(problem.rule == "raw" for problem in problems)
@@ -255,6 +259,8 @@ def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> I
             continue
         where: list[str | int] = ["evidence_count" if "evidence_count" in document.data else "evidence"]
         for item in audit_only(log, document.data):
+            if not well_formed_ref(item.ref):
+                continue  # reported at its audit line by read_evidence_log
             session, event_id = parse_ref(item.ref)
             found = stored.get((session, event_id))
             if found is None and not damaged:
@@ -263,6 +269,31 @@ def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> I
             elif found is not None and item.hash is not None and item.hash != found:
                 yield _at(document, where, "provenance", f"hash of {item.ref} (held in the audit files) does "
                           "not match the raw event (the event or the audit line changed)", key=True)
+
+
+def _ref_count(files: MemoryFiles) -> int:
+    """The evidence references of the memory: on cards and the plan, and held in the audit files."""
+    log, _ = files.audit_evidence
+    shown = sum(1 for document in [*files.cards, *([files.plan] if files.plan else [])]
+                for _ in _evidence_refs(document))
+    held = sum(1 for document in files.cards if isinstance(document.data, dict)
+               for _ in audit_only(log, document.data))
+    return shown + held
+
+
+def check_evidence_hashes(files: MemoryFiles) -> Iterator[Finding]:
+    """A card that dream made (an audit file names it) cites the hash of every event it rests on:
+    without the raw layer (a CI clone) a missing hash is what can still be seen of a hand edit."""
+    made = dream_made_ids(files.text_files, files.root)
+    for document in files.cards:
+        card_id, evidence = _card_id(document), document.get("evidence")
+        if card_id not in made or not isinstance(evidence, list):
+            continue
+        for index, item in enumerate(evidence):
+            if isinstance(item, dict) and isinstance(item.get("ref"), str) and "hash" not in item:
+                yield _at(document, ["evidence", index, "ref"], "evidence-hash",
+                          f"{item['ref']} cites no hash (dream cites the sha256 of every event: was it edited "
+                          "by hand?)")
 
 
 def check_evidence_count(files: MemoryFiles) -> Iterator[Finding]:
@@ -306,4 +337,5 @@ RULES: dict[str, Rule] = {
     "secret": check_secrets,
     "provenance": check_provenance,
     "evidence-count": check_evidence_count,
+    "evidence-hash": check_evidence_hashes,
 }

@@ -38,10 +38,19 @@ class InitResult:
     root: Path
     created: bool
     commit: str | None
+    in_project: str | None = None  # --in-repo: the project repository that tracks the memory
+    inside: str | None = None  # a memory with its own repository, made inside this other repository
+
+
+TEXTCONV_FROM_PATH = "memdream textconv"
 
 
 def textconv_command() -> str:
-    """The diff driver command; the running interpreter, so it works inside a venv and from cron."""
+    """The diff driver command: `memdream textconv` from PATH when memdream is on it (a clone on
+    another machine then needs only the one global setting the README gives); otherwise the
+    running interpreter's, so that a memory made from a virtualenv that is not on PATH diffs too."""
+    if shutil.which("memdream") is not None:
+        return TEXTCONV_FROM_PATH
     return f"{shlex.quote(sys.executable)} -m memdream textconv"
 
 
@@ -55,9 +64,11 @@ def _check_target(root: Path) -> None:
                              "choose an empty or new folder")
 
 
-def init_memory(root: Path) -> InitResult:
+def init_memory(root: Path, in_repo: bool = False, commit: bool = False) -> InitResult:
     """Create a memory at ``root``; an existing memory is left exactly as it is.
 
+    ``in_repo``: the memory is a folder of the enclosing project repository (no repository of its
+    own): its files are staged there, and committed (only the memory's paths) with ``commit``.
     git is checked for first, and an init that fails removes what it created (never a folder
     that was there before), so that `memdream init` can simply be run again.
     """
@@ -67,13 +78,30 @@ def init_memory(root: Path) -> InitResult:
     _check_target(root)
     if shutil.which("git") is None:
         raise GitError("git is not installed (not found on PATH): install git, then run `memdream init` again")
+    if commit and not in_repo:
+        raise UsageError("--commit is for --in-repo: a memory with its own repository always commits")
     created_top = _first_missing(root)
+    enclosing = gitops.project_top(_nearest_existing(root))
+    if in_repo and enclosing is None:
+        raise UsageError(f"--in-repo: {root} is not inside a git repository (run `git init` there first, "
+                         "or leave out --in-repo for a memory with its own repository)")
     existing = {entry.name for entry in root.iterdir()} if root.is_dir() else set()
     try:
-        return _create(root)
+        if in_repo:
+            return _create_in_project(root, str(enclosing), commit)
+        made = _create(root)
     except BaseException:
         _undo(root, created_top, existing)
         raise
+    inside = enclosing if enclosing is not None and Path(enclosing).resolve() != made.root else None
+    return InitResult(made.root, made.created, made.commit, inside=inside)
+
+
+def _nearest_existing(root: Path) -> Path:
+    for folder in (root.absolute(), *root.absolute().parents):
+        if folder.is_dir():
+            return folder
+    return Path("/")
 
 
 def _first_missing(root: Path) -> Path | None:
@@ -101,6 +129,37 @@ def _undo(root: Path, created_top: Path | None, existing: set[str]) -> None:
 
 
 def _create(root: Path) -> InitResult:
+    _lay_out(root)
+    if not (root / ".git").exists():  # its own repository, even inside a project's
+        gitops.init_repo(root)
+    gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
+    sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__})
+    _stamp_settings(root)
+    return InitResult(root.resolve(), created=True, commit=sha)
+
+
+def _create_in_project(root: Path, project: str, commit: bool) -> InitResult:
+    """The memory as a folder of the project's repository: staged there, committed only on request."""
+    _lay_out(root)
+    if gitops.project_top(root) != project:  # e.g. the folder is ignored by the project: say so
+        raise GitError(f"{root} is not part of the repository {project}")
+    if not gitops.query(str(root), "config", "--local", "diff.memdream.textconv"):
+        gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
+    sha = None
+    if commit:
+        sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__}, paths=["."])
+    else:
+        gitops.stage(root, ["."])
+    _stamp_settings(root)
+    return InitResult(root.resolve(), created=True, commit=sha, in_project=project)
+
+
+def _stamp_settings(root: Path) -> None:
+    paths = MemoryPaths(root)
+    Settings.load(paths.config, cache_dir=paths.state / "cache")  # checked and stamped once, here
+
+
+def _lay_out(root: Path) -> None:
     paths = MemoryPaths(root)
     root.mkdir(parents=True, exist_ok=True)
     for base in (paths.cards, paths.archive):
@@ -116,9 +175,3 @@ def _create(root: Path) -> InitResult:
     yamlio.write_atomic(paths.index, EMPTY_INDEX)
     yamlio.write_atomic(root / ".gitignore", GITIGNORE)
     yamlio.write_atomic(root / ".gitattributes", GITATTRIBUTES)
-    if not gitops.is_repo(root):
-        gitops.init_repo(root)
-    gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
-    sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__})
-    Settings.load(paths.config, cache_dir=paths.state / "cache")  # checked and stamped once, here
-    return InitResult(root.resolve(), created=True, commit=sha)

@@ -16,6 +16,8 @@ Raw events may carry free labels (raw-events.md); ours are these:
   future-ts              a timestamp later than the ingest clock allows
   summary                a log's own summary of earlier turns (not what happened: no evidence)
   sidechain              a sub-agent's turn (Claude Code)
+  memory-file            a rule or fact from a file the user wrote for agents (CLAUDE.md, AGENTS.md, a
+                         Codex memories folder): a standing instruction even without "always" or "never"
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ PROJECT_TAG = "project:"
 FUTURE_TAG = "future-ts"
 SUMMARY_TAG = "summary"
 SIDECHAIN_TAG = "sidechain"
+MEMORY_FILE_TAG = "memory-file"
 
 # Ingest tags every event: the usual numbers are built once.
 _EPISODE_TAGS = [f"{EPISODE_TAG}{number}" for number in range(256)]

@@ -52,6 +52,7 @@ class RecallOptions:
     include_archived: bool = False
     scope: str | None = None  # the project whose plan and instructions are resident; None: see cwd
     cwd: str | None = None  # without scope: the folder whose project is the scope, if the memory is scoped
+    explain: bool = False  # say why each item was chosen (memdream.recall.explain); costs nothing when off
 
     def check(self) -> None:
         if self.scope is not None and not self.scope.strip():
@@ -184,6 +185,7 @@ class Recaller:
         self._raw: RawRanker | None = None
         self.withheld: list[dict[str, str]] = []
         self.usage = UsageLog(self.paths)
+        self.explain_memo: dict[str, Any] = {}  # what ranking computed that --explain reuses (recall.explain)
         instructions = [self.cards.doc(number) for number in self.cards.resident]
         self.scope = self._scope(instructions)
         self.plan = self.meta.plan_text(self.scope)
@@ -253,7 +255,13 @@ class Recaller:
         the ``resident`` ones (already shown)."""
         keys: set[tuple[str, str]] = set()
         single_sources: set[str] = set()
-        for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept):
+        relevance = None
+        if self.options.explain:  # kept for the explanation: ranking and explaining compute it once
+            from memdream.recall.rank import relevance_parts
+
+            relevance, fuzzy = relevance_parts(self.cards, query)
+            self.explain_memo.update(query=query, relevance=relevance, fuzzy=fuzzy)
+        for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept, relevance):
             doc = self.cards.doc(number)
             if doc.id in resident:
                 continue
@@ -391,6 +399,10 @@ class Recaller:
         # recall, which say nothing of their use.
         self.usage.append(format_timestamp(self.now), query,
                           [item.id for item in items if item.source == "card" and not item.resident])
+        if self.options.explain:
+            from memdream.recall.explain import explain_items
+
+            explain_items(self, query, items)
         return RecallResult(query=query, budget=self.budget, context=budget.context, items=items,
                             withheld=self.withheld)
 

@@ -137,6 +137,11 @@ def subject_blocks(index: CardIndex) -> dict[str, list[str]]:
 
 def card_relevance(index: CardIndex, query: str) -> dict[int, float]:
     """Relevance in [0, 1] of every card that matches the query at all."""
+    return relevance_parts(index, query)[0]
+
+
+def relevance_parts(index: CardIndex, query: str) -> tuple[dict[int, float], dict[int, float]]:
+    """:func:`card_relevance` and the fuzzy subject matches it used (for recall --explain)."""
     lexical = bm25_cards(index, tokenize(query))
     fuzzy = fuzzy_subjects(index, query)
     top = max(lexical.values(), default=0.0)
@@ -145,7 +150,7 @@ def card_relevance(index: CardIndex, query: str) -> dict[int, float]:
     for doc, similarity in fuzzy.items():
         combined[doc] = combined.get(doc, 0.0) + FUZZY_SHARE * similarity
     best = max(combined.values(), default=0.0)
-    return {doc: value / best for doc, value in combined.items() if value > 0} if best > 0 else {}
+    return ({doc: value / best for doc, value in combined.items() if value > 0} if best > 0 else {}), fuzzy
 
 
 class StaticScores:
@@ -165,25 +170,34 @@ class StaticScores:
     def __getitem__(self, number: int) -> float:
         value = self.values.get(number)
         if value is None:
-            index, weights = self.index, self.weights
-            epoch = index.epochs[number]
-            recency = 0.5 ** (max(0.0, self.now - epoch) / self.half_life) if epoch else 0.0
-            # Dream folds the usage log into reference_count: the larger of the two, never their sum
-            # (the same recalls would count twice), and a clone without the log keeps the card's.
-            count = max(index.references[number], self.usage.get(index.ids[number], 0))
+            weights = self.weights
+            recency, references, confidence, _ = self.parts(number)
             value = self.values[number] = (
-                weights.recency * recency + weights.references * min(1.0, math.log1p(count) / self.scale)
-                + weights.confidence * max(0.0, min(1.0, index.confidences[number])))
+                weights.recency * recency + weights.references * references + weights.confidence * confidence)
         return value
+
+    def parts(self, number: int) -> tuple[float, float, float, int]:
+        """Recency, references and confidence of a card, each in [0, 1], and its reference count."""
+        index = self.index
+        epoch = index.epochs[number]
+        recency = 0.5 ** (max(0.0, self.now - epoch) / self.half_life) if epoch else 0.0
+        # Dream folds the usage log into reference_count: the larger of the two, never their sum
+        # (the same recalls would count twice), and a clone without the log keeps the card's.
+        count = max(index.references[number], self.usage.get(index.ids[number], 0))
+        references = min(1.0, math.log1p(count) / self.scale)
+        return recency, references, max(0.0, min(1.0, index.confidences[number])), count
 
 
 def rank_cards(index: CardIndex, query: str, weights: Weights, static: StaticScores,
-               accept: Callable[[int], bool] | None) -> Iterator[tuple[float, int]]:
-    """(score, doc) of every relevant card that passes ``accept`` (None: the active ones), best first.
+               accept: Callable[[int], bool] | None,
+               relevance: dict[int, float] | None = None) -> Iterator[tuple[float, int]]:
+    """(score, doc) of every relevant card that passes ``accept`` (None: the active ones), best first;
+    ``relevance``: :func:`card_relevance` of the query, when the caller has it.
 
     Lazily: the head is taken with a heap; the rest is sorted only if a consumer gets that far.
     """
-    relevance = card_relevance(index, query)
+    if relevance is None:
+        relevance = card_relevance(index, query)
     if accept is None:
         active = index.active
         docs = [doc for doc in relevance if active[doc]]

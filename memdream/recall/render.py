@@ -50,6 +50,7 @@ class Item:
     superseded_by: str | None = None  # a raw event whose value this active card has replaced
     epoch: float = 0.0  # a raw event's time, and the query words it holds: for newest-first (not output)
     words: frozenset[str] = frozenset()
+    explain: dict[str, Any] | None = None  # why recall chose it: only with --explain (recall.explain)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "id": self.id}
@@ -68,6 +69,8 @@ class Item:
             data["untrusted"] = True
         if self.superseded_by:
             data["superseded_by"] = self.superseded_by
+        if self.explain is not None:
+            data["explain"] = self.explain
         return data
 
 

@@ -223,3 +223,19 @@ def test_recall_and_enqueue_start_without_pydantic(memory: Path, tmp_path: Path)
                         (["--help"], "")):
         done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, input=stdin)
         assert done.stderr.endswith("exit 0 pydantic False\n"), (args, done.stderr)
+
+
+def test_a_reader_that_stops_early_is_no_error(memory: Path, tmp_path: Path) -> None:
+    """`memdream recall … | head -1`: the closed pipe ends the command quietly, exit 0, no traceback."""
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(json.dumps({"session": f"s{n}", "ts": "2026-11-20T10:00:00Z", "kind": "message",
+                                        "text": f"deploy line {n} " + "x" * 300}) + "\n" for n in range(400)))
+    subprocess.run([sys.executable, "-m", "memdream", "ingest", str(many), "-m", str(memory)], check=True,
+                   capture_output=True)
+    reader = subprocess.Popen([sys.executable, "-m", "memdream", "recall", "deploy", "-m", str(memory),
+                               "--budget", "200000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.read(1)
+    reader.stdout.close()
+    assert reader.wait(timeout=60) == 0
+    assert reader.stderr.read() == b""

@@ -29,6 +29,16 @@ INVALID_JSON = LOGS / "bad" / "invalid-json.jsonl"  # line 3 is cut
 # -- helpers ------------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def memory(memory: Path) -> Path:
+    """These tests follow each ingest's own commit (`ingest.commit: each`); the default, folding
+    the manifest into the next dream's commit, is tested in test_manifest_commit.py."""
+    config = memory / "memdream.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("commit: with-dream", "commit: each"),
+                      encoding="utf-8")
+    git(memory, "commit", "-q", "-am", "ingest commits each run")
+    return memory
+
 
 def head(root: Path) -> str:
     return git(root, "rev-parse", "HEAD").strip()

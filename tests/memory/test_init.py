@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,7 +28,9 @@ def test_init_creates_the_layout_and_one_commit_without_git_identity(tmp_path: P
 
 def test_init_configures_the_diff_driver(memory: Path) -> None:
     assert "diff=memdream" in (memory / ".gitattributes").read_text()
-    assert "-m memdream textconv" in git(memory, "config", "--local", "diff.memdream.textconv")
+    driver = git(memory, "config", "--local", "diff.memdream.textconv").strip()
+    # memdream from PATH when it is there (a clone needs one global setting), else this interpreter's
+    assert driver == "memdream textconv" if shutil.which("memdream") else driver.endswith("-m memdream textconv")
 
 
 def test_init_writes_a_valid_plan_and_documented_settings(memory: Path) -> None:
@@ -74,3 +78,17 @@ def test_init_inside_a_git_repository_makes_a_nested_memory(tmp_path: Path) -> N
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = init_memory(tmp_path / "memory")
     assert result.created and (tmp_path / "memory" / ".git").is_dir()
+
+
+def test_the_diff_driver_is_memdream_from_path_when_it_is_there(tmp_path: Path, monkeypatch) -> None:
+    """A clone (or the same memory on another machine) then diffs with one global setting:
+    git config --global diff.memdream.textconv "memdream textconv"."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    script = tools / "memdream"
+    script.write_text(f"#!/bin/sh\nexec {shutil.which('python3') or 'python3'} -m memdream \"$@\"\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    root = tmp_path / "m"
+    init_memory(root)
+    assert git(root, "config", "--local", "diff.memdream.textconv").strip() == "memdream textconv"

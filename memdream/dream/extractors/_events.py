@@ -42,11 +42,22 @@ def trusted(event: dict[str, Any]) -> bool:
 
 
 def user_words(event: dict[str, Any]) -> str | None:
-    """The text of a message the user typed (not tool output, not harness text)."""
-    if event["kind"] != "message" or event.get("actor", "user") != "user" or not trusted(event):
+    """The text of a message the user typed (not tool output, not harness text), or of a note the
+    user asked memory to keep (`memdream remember`): their own word, with the same authority."""
+    if not (_user_message(event) or user_note(event)) or not trusted(event):
         return None
     text = event.get("text")
     return text if isinstance(text, str) and text.strip() else None
+
+
+def _user_message(event: dict[str, Any]) -> bool:
+    return bool(event["kind"] == "message" and event.get("actor", "user") == "user")
+
+
+def user_note(event: dict[str, Any]) -> bool:
+    """A note the user wrote (`memdream remember`). Only an explicit ``actor: user``: a note's
+    actor defaults to the agent, whose notes are weak evidence and never the user's word."""
+    return bool(event["kind"] == "note" and event.get("actor") == "user")
 
 
 def sentences(text: str) -> Iterator[str]:

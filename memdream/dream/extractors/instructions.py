@@ -29,9 +29,11 @@ from memdream.dream.extractors._events import (
     sentences,
     session_project,
     trusted,
+    user_note,
     user_words,
 )
 from memdream.dream.model import DreamContext, Episode, FactKey
+from memdream.memory.tags import MEMORY_FILE_TAG
 from memdream.toolcalls import command_line, program
 
 NAME = "instructions"
@@ -162,8 +164,31 @@ def _after_action(events: list[dict[str, Any]], position: int) -> str | None:
 
 
 def _with_agent(events: list[dict[str, Any]]) -> bool:
-    """A standing instruction is addressed to an agent: a talk between people has none."""
-    return any(event.get("actor") == "agent" or event["kind"] in ("tool_call", "tool_result") for event in events)
+    """A standing instruction is addressed to an agent: a talk between people has none. A note the
+    user gave memory (`memdream remember`) is addressed to every agent that reads it."""
+    return any(event.get("actor") == "agent" or event["kind"] in ("tool_call", "tool_result") or user_note(event)
+               or MEMORY_FILE_TAG in event.get("tags", ()) for event in events)
+
+
+def _from_file(event: dict[str, Any], text: str, project: str | None, said: set[str]) -> Iterator[Candidate]:
+    """A rule of a file the user wrote for agents (CLAUDE.md, AGENTS.md: tagged ``memory-file``). Its
+    place makes it a standing instruction even without "always" or "never" ("Run the tests with
+    `make test`."), unless it states a fact (the statements extractor reads those) or asks something."""
+    from memdream.dream.extractors.statements import parse as stated_fact
+
+    if any(classify(sentence) for sentence in sentences(text)):
+        yield from _stated(event, text, project, said)
+        return
+    rule = quote(text)
+    about = topic(rule)
+    facts = [stated_fact(sentence, True) for sentence in sentences(text)]
+    if not about or rule.lower() in said or _QUESTION.search(rule) or any(facts):
+        return
+    said.add(rule.lower())
+    scope = project or GLOBAL_SCOPE
+    where = f"In {scope}, the user's" if scope != GLOBAL_SCOPE else "The user's"
+    written = (event.get("meta") or {}).get("memory_file") or "instruction file"
+    yield _card(event, "instruction", scope, about, rule, scope, f'{where} standing instruction ({written}): "{rule}"')
 
 
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
@@ -183,6 +208,9 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
             continue
         text = user_words(event)
         if text is None or len(text) > MAX_MESSAGE:
+            continue
+        if MEMORY_FILE_TAG in event.get("tags", ()):
+            yield from _from_file(event, text, project, said)
             continue
         yield from _stated(event, text, project, said)
         if " ".join(text.split()) in rejected:

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdream.dream.extractors import Candidate
-from memdream.dream.extractors._events import piece, scope_tags, sentences, session_project, trusted, user_words
+from memdream.dream.extractors._events import (
+    piece,
+    scope_tags,
+    sentences,
+    session_project,
+    trusted,
+    user_note,
+    user_words,
+)
 from memdream.dream.model import DreamContext, Episode, FactKey
 
 NAME = "statements"
@@ -166,9 +174,28 @@ def _said(event: dict[str, Any]) -> tuple[str, bool] | None:
     return None
 
 
+def _noted_fact(event: dict[str, Any], project: str | None) -> Candidate | None:
+    """The fact of a note the user gave memory (`memdream remember --subject S --attribute A --value V`):
+    their word, strong like a fact they state in a session. The same event also gives a weak "note"
+    piece (memdream.dream.extract); verify keeps one piece per event and stance, this one, which
+    comes later."""
+    fact = event.get("fact")
+    if not (user_note(event) and trusted(event) and isinstance(fact, dict)):
+        return None
+    subject, attribute, value = (str(fact.get(name) or "").strip() for name in ("subject", "attribute", "value"))
+    if not (subject and attribute and value):
+        return None
+    evidence = piece(event, value, kind="feedback", layer="fact", statement=f"The {attribute} of {subject} is {value}.",
+                     scope=project, tags=scope_tags(project), source=NAME)
+    return Candidate(FactKey.of(subject, attribute), (subject, attribute), evidence)
+
+
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
     project = session_project(episode.events)
     for event in episode.events:
+        noted = _noted_fact(event, project)
+        if noted is not None:
+            yield noted
         said = _said(event)
         if said is None or len(said[0]) > MAX_MESSAGE:
             continue

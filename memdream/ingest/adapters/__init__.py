@@ -47,9 +47,9 @@ class Adapter(Protocol):
 
 
 def _load() -> dict[str, ModuleType]:
-    from memdream.ingest.adapters import claude_code, codex, memdream_jsonl, openai_chat
+    from memdream.ingest.adapters import claude_code, codex, memdream_jsonl, memory_files, openai_chat
 
-    return {module.NAME: module for module in (memdream_jsonl, claude_code, codex, openai_chat)}
+    return {module.NAME: module for module in (memdream_jsonl, claude_code, codex, openai_chat, memory_files)}
 
 
 def adapters() -> dict[str, ModuleType]:

@@ -63,7 +63,34 @@ def _git_failure(root: Path, command: str, detail: str) -> MemdreamError:
 
 
 def is_repo(root: Path) -> bool:
-    return (root / ".git").exists()
+    """Whether git keeps the memory at ``root``: its own repository, or a project's (in_project)."""
+    return (root / ".git").exists() or in_project(root)
+
+
+def in_project(root: Path) -> bool:
+    """Whether the memory at ``root`` is a folder tracked by an enclosing project repository
+    (`memdream init --in-repo`) rather than a repository of its own. There memdream stages what
+    it writes and commits only when asked: the branch is the user's."""
+    return not (root / ".git").exists() and project_top(root) is not None
+
+
+def project_top(root: Path) -> str | None:
+    """The top folder of the repository that encloses ``root`` (None outside any)."""
+    return _toplevel(str(Path(root).absolute()))
+
+
+_TOPLEVELS: dict[str, str] = {}  # only found tops are kept: a folder may become a memory later
+
+
+def _toplevel(folder: str) -> str | None:
+    if folder in _TOPLEVELS:
+        return _TOPLEVELS[folder]
+    if not os.path.isdir(folder):
+        return None
+    found = query(folder, "rev-parse", "--show-toplevel")
+    if found is not None:
+        _TOPLEVELS[folder] = found
+    return found
 
 
 def init_repo(root: Path) -> None:
@@ -110,12 +137,17 @@ def _configured_identity(root: Path) -> set[str]:
     return {key for key, value in values.items() if value.strip()}
 
 
-def format_message(subject: str, body: str = "", trailers: Mapping[str, str] | None = None) -> str:
+Trailers = Mapping[str, str] | Sequence[tuple[str, str]]
+
+
+def format_message(subject: str, body: str = "", trailers: Trailers | None = None) -> str:
+    """A commit message; ``trailers`` as a mapping, or as (key, value) pairs when a key repeats."""
     parts = [subject.strip()]
     if body.strip():
         parts.append(body.strip())
     if trailers:
-        parts.append("\n".join(f"{key}: {value}" for key, value in trailers.items()))
+        pairs = trailers.items() if isinstance(trailers, Mapping) else trailers
+        parts.append("\n".join(f"{key}: {value}" for key, value in pairs))
     return "\n\n".join(parts) + "\n"
 
 
@@ -123,7 +155,7 @@ def commit(
     root: Path,
     subject: str,
     body: str = "",
-    trailers: Mapping[str, str] | None = None,
+    trailers: Trailers | None = None,
     paths: Sequence[str] = (".",),
     allow_empty: bool = False,
     force: bool = False,
@@ -170,10 +202,34 @@ def head_sha(root: Path) -> str:
     return _run(root, "rev-parse", "HEAD").strip()
 
 
+def head_or_none(root: Path) -> str | None:
+    """The sha of HEAD; None when the repository has no commit (or there is none)."""
+    if not is_repo(root):
+        return None
+    try:
+        return head_sha(root)
+    except GitError:
+        return None
+
+
 def status_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
     """Paths with uncommitted changes (tracked or untracked, not ignored)."""
     output = _run(root, "status", "--porcelain", "--untracked-files=all", "--", *pathspecs)
     return [line[3:] for line in output.splitlines() if line.strip()]
+
+
+def stage(root: Path, paths: Sequence[str], force: bool = False) -> None:
+    """Stage every change under ``paths`` (``force``: files .gitignore names too) for the next commit."""
+    settle_index_lock(root)
+    _run(root, "add", "--all", *(["--force"] if force else []), "--", *paths)
+
+
+def show_file(root: Path, rev: str, path: str) -> str | None:
+    """The text of ``path`` at ``rev``; None when it did not exist there (or there is no commit)."""
+    try:
+        return _run(root, "show", f"{rev}:{path}") + "\n"
+    except GitError:
+        return None
 
 
 def last_message_matching(root: Path, pattern: str) -> str | None:
@@ -185,13 +241,72 @@ def last_message_matching(root: Path, pattern: str) -> str | None:
     return output or None
 
 
+def trailer_history(root: Path, since: str | None = None) -> list[dict[str, list[str]]] | None:
+    """The trailers of every commit that has memdream trailers, oldest first (first-parent line);
+    ``since``: only of the commits after that one (None when it is not an ancestor of HEAD)."""
+    if since is not None:
+        try:
+            _run(root, "merge-base", "--is-ancestor", since, "HEAD")
+        except GitError:
+            return None
+    span = [f"{since}..HEAD"] if since is not None else []
+    try:
+        output = _run(root, "log", "--reverse", "--first-parent", "--format=%x1e%(trailers:only,unfold)", *span)
+    except GitError:  # no commits yet
+        return []
+    found = []
+    for block in output.split("\x1e"):
+        trailers: dict[str, list[str]] = {}
+        for line in block.splitlines():
+            key, sep, value = line.partition(": ")
+            if sep and key.startswith("Memdream-"):
+                trailers.setdefault(key, []).append(value.strip())
+        if trailers:
+            found.append(trailers)
+    return found
+
+
+def restore_from(root: Path, rev: str, paths: Sequence[str]) -> None:
+    """Make ``paths`` (index and working tree) what they were at ``rev``: files added since are
+    removed, files changed or deleted since come back byte for byte."""
+    settle_index_lock(root)
+    added = _run(root, "diff", "--name-only", "--no-renames", "--diff-filter=A", rev, "HEAD", "--", *paths)
+    if added.strip():
+        _run(root, "rm", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", env={"GIT_LITERAL_PATHSPECS": "1"},
+             stdin="\0".join(added.splitlines()) + "\0")
+    at_rev = [path for path in paths if _exists_at(root, rev, path)]
+    if at_rev:
+        _run(root, "checkout", rev, "--", *at_rev)
+
+
+def _exists_at(root: Path, rev: str, path: str) -> bool:
+    try:
+        _run(root, "cat-file", "-e", f"{rev}:{path}")
+    except GitError:
+        return False
+    return True
+
+
 def restore_paths(root: Path, paths: Sequence[str]) -> None:
-    """Put ``paths`` back as HEAD has them and delete untracked files under them (crash recovery)."""
+    """Put ``paths`` back as HEAD has them and delete untracked files under them (crash recovery).
+    In a project's repository, as the index has them: a dream there stages, the user commits."""
     existing = [path for path in paths if (root / path).exists() or _tracked(root, path)]
     if existing:
         settle_index_lock(root)
-        _run(root, "checkout", "HEAD", "--", *existing)
+        staged = [path for path in existing if _tracked(root, path)] if in_project(root) else []
+        if staged:
+            _run(root, "checkout", "--", *staged)
+        elif not in_project(root):
+            _run(root, "checkout", "HEAD", "--", *existing)
         _run(root, "clean", "-fdq", "--", *existing)
+
+
+def unstaged_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
+    """Paths whose working file differs from the index, or untracked and not ignored: in a
+    project's repository, what a person changed that memdream has not staged."""
+    changed = _run(root, "diff", "--name-only", "--relative", "--", *pathspecs).splitlines()
+    untracked = _run(root, "ls-files", "--others", "--exclude-standard", "--", *pathspecs).splitlines()
+    return [path for path in [*changed, *untracked] if path.strip()]
 
 
 def _tracked(root: Path, path: str) -> bool:

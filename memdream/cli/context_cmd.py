@@ -1,0 +1,108 @@
+"""memdream context: the plan and the project's most useful cards, for a new session (SessionStart hook),
+for a file agents read (--export CLAUDE.md|AGENTS.md), or on stdout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+
+DEFAULT_BUDGET = 2000  # memdream.integrations.startup.DEFAULT_BUDGET (not imported: start-up time)
+
+
+def context(
+    session_start: Annotated[bool, typer.Option(
+        "--session-start",
+        help="Be a Claude Code SessionStart hook: read the hook's JSON on stdin, print the hook's JSON with "
+             "additionalContext. Never fails the session: on any error prints nothing, says why on stderr, "
+             "exits 0.")] = False,
+    export: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--export", metavar="FILE", show_default=False,
+                     help="Write the block between memdream's markers in FILE (CLAUDE.md, AGENTS.md), leaving the "
+                          "rest of it untouched; created when missing."),
+    ] = None,
+    project: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--project", "-p", metavar="PROJECT", show_default=False,
+                     help="The project whose plan and cards to show. Default: the project of the exported file's "
+                          "folder (of the current folder without --export; of the session's with --session-start)."),
+    ] = None,
+    budget: Annotated[int, typer.Option("--budget", "-b", metavar="BYTES",
+                                        help="Most bytes (UTF-8) of context, markers and title included.")
+                      ] = DEFAULT_BUDGET,
+    memory: MemoryOption = None,
+    output: FormatOption = DataFormat.text,
+) -> None:
+    """The plan and the project's most useful cards within --budget bytes: the context a session starts with.
+
+    The plan and the user's standing instructions of the project come first (as recall shows them), then
+    the project's cards by recency, use and confidence, then global ones; never another project's.
+    `--export FILE` is idempotent: the same memory leaves the file as it is. Markers that do not pair up
+    are an error (exit 1) and the file is left untouched.
+    """
+    if session_start:
+        _session_start(memory, budget)
+        return
+    from memdream.errors import UsageError
+
+    if project is not None and not project.strip():
+        raise UsageError("--project must name a project, not be empty")
+    root = memory_root(memory)
+    if export is not None:
+        _export(export, root, budget, project, output)
+    else:
+        _print(root, budget, project, output)
+
+
+def _session_start(memory: Path | None, budget: int) -> None:
+    """The hook: its JSON on stdout, or nothing (the error on stderr) and exit 0 either way."""
+    from memdream.cli import debug
+
+    if sys.stdin.isatty():  # run by hand: a hook's JSON would never come
+        sys.stderr.write("memdream: context --session-start reads a SessionStart hook's JSON on stdin\n")
+        return
+    try:
+        from memdream.integrations.startup import session_start
+
+        result = session_start(sys.stdin.buffer.read(), memory, budget)
+    except Exception as error:  # noqa: BLE001 - a broken or missing memory must never break the session
+        if debug():
+            raise
+        sys.stderr.write(f"memdream: context --session-start: {' '.join(str(error).split())}\n")
+        return
+    import json
+
+    sys.stdout.write(json.dumps(result.hook_output(), ensure_ascii=False) + "\n")
+
+
+def _export(path: Path, root: Path, budget: int, project: str | None, output: DataFormat) -> None:
+    from memdream.integrations.export import export_to
+    from memdream.render import print_json
+
+    result = export_to(path, root, budget, project)
+    if output is DataFormat.json:
+        print_json(result.to_dict())
+        return
+    done = "created" if result.created else ("updated" if result.changed else "unchanged")
+    count = sum(1 for item in result.context.items if item.source == "card")
+    scope = f" for {result.context.project}" if result.context.project else ""
+    sys.stdout.write(f"{path}: {done} (memdream block{scope}: {count} card(s), "
+                     f"{len(result.block.encode('utf-8'))} bytes)\n")
+
+
+def _print(root: Path, budget: int, project: str | None, output: DataFormat) -> None:
+    import os
+
+    from memdream.integrations.export import managed_block
+    from memdream.render import print_json
+
+    block, made = managed_block(root, budget, project, Path(os.getcwd()))
+    if output is DataFormat.json:
+        print_json({**made.to_dict(), "block_bytes": len(block.encode("utf-8")), "block": block})
+        return
+    sys.stdout.write(block + "\n")

@@ -1,0 +1,72 @@
+"""memdream remember: the user's own note, with the user's authority, for the next dream."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+
+
+def remember(
+    text: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="The note: an instruction (\"always run make test before pushing\") or a fact "
+                            "(\"the staging database listens on port 6432\").", metavar="TEXT", show_default=False),
+    ] = None,
+    subject: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--subject", metavar="TEXT", show_default=False,
+                     help="The fact's subject (with --attribute and --value)."),
+    ] = None,
+    attribute: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--attribute", metavar="TEXT", show_default=False, help="The fact's attribute."),
+    ] = None,
+    value: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--value", metavar="TEXT", show_default=False, help="The fact's value."),
+    ] = None,
+    scope: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--scope", metavar="PROJECT", show_default=False,
+                     help="The project the note applies to. Default: every project."),
+    ] = None,
+    memory: MemoryOption = None,
+    output: FormatOption = DataFormat.text,
+) -> None:
+    """Record a note in your own words for the next dream: a standing instruction or a fact.
+
+    The note is a raw event (session memdream-cli/<date>, actor user), redacted like any ingest;
+    `memdream dream` makes it a card with your authority, and git shows the change. The same note
+    given twice the same day is stored once.
+    """
+    from memdream.clock import now_iso
+    from memdream.errors import UsageError
+    from memdream.ingest.record import cli_session
+    from memdream.memory.store import Memory
+    from memdream.notes import USER, Fact, note_event, store
+
+    if scope is not None and not scope.strip():
+        raise UsageError("--scope must name a project, not be empty")
+    given = [part for part in (subject, attribute, value) if part and part.strip()]
+    if given and len(given) < 3:
+        raise UsageError("a fact needs --subject, --attribute and --value (all three)")
+    fact = Fact.of(subject, attribute, value)
+    if not (text and text.strip()) and fact is None:
+        raise UsageError("give TEXT, or --subject, --attribute and --value")
+    ts = now_iso()
+    event = note_event(text or "", actor=USER, session=cli_session(ts), ts=ts, fact=fact,
+                       scope=scope.strip() if scope else None, via="memdream remember")
+    stored = store(Memory(memory_root(memory)), event)
+    _render(stored.to_dict(), stored.summary(), output)
+
+
+def _render(data: dict[str, object], line: str, output: DataFormat) -> None:
+    from memdream.render import print_json, stdout_console
+
+    if output is DataFormat.json:
+        print_json(data)
+    else:
+        stdout_console().print(line)

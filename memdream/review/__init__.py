@@ -1,0 +1,1 @@
+"""Reviewing a memory: its dream history, semantic diffs, provenance, verdicts, rollback."""

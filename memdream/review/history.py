@@ -1,0 +1,162 @@
+"""The history of dreams, read from git: one :class:`DreamRun` per dream commit and per rollback.
+
+Everything comes from commits: the trailers a dream commit carries (``Memdream-Run``,
+``Memdream-Consumed``, ``Memdream-Events``) and the run's audit file *at that commit*, so the counts
+stay right after a rollback removed the file, and on a clone that has no raw layer or local state.
+A rollback commit carries one ``Memdream-Rollback: <run-id>`` per run it undid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdream.dream.ledger import CONSUMED_TRAILER, ROLLBACK_TRAILER, RUN_TRAILER
+from memdream.gitops import history
+from memdream.memory.paths import AUDIT_DIR
+
+EVENTS_TRAILER = "Memdream-Events"
+DREAM, ROLLBACK = "dream", "rollback"
+# The operations a dream writes to its audit file, in the order people read them.
+OPS = ("add", "merge", "supersede", "archive", "conflict", "demote", "update")
+_SEGMENTS = re.compile(r"^segments? (\d+)\.\.(\d+)$")
+# json.dumps writes "run" then "op" first: most lines give their op without being parsed (an
+# evidence line of a first dream can hold thousands of references).
+_OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
+
+
+@dataclass(frozen=True)
+class DreamRun:
+    """One dream commit (``kind`` dream) or one rollback commit (``kind`` rollback)."""
+
+    kind: str
+    commit: str
+    time: str
+    subject: str
+    run: str | None = None  # the dream's run id; a rollback's own run id when it has one
+    events: int | None = None
+    segments: tuple[int, int] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    rolled_back_by: str | None = None  # the sha of the rollback commit that undid this dream
+    undoes: tuple[str, ...] = ()  # a rollback: the run ids it undid
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "run": self.run, "commit": self.commit, "time": self.time, "events": self.events,
+            "segments": list(self.segments) if self.segments else None,
+            "counts": {op: self.counts.get(op, 0) for op in OPS},
+            "rolled_back_by": self.rolled_back_by, "kind": self.kind,
+        }
+        if self.kind == ROLLBACK:
+            data["undoes"] = list(self.undoes)
+        return data
+
+
+def dream_runs(root: Path, limit: int | None = None, rev: str = "HEAD") -> list[DreamRun]:
+    """Dreams and rollbacks reachable from ``rev``, newest first (at most ``limit`` of them)."""
+    found = history.commits_with_trailers(root, (RUN_TRAILER, ROLLBACK_TRAILER), rev, max_count=limit)
+    dreams = [info for info in found if not info.trailers.get(ROLLBACK_TRAILER)]
+    counts = dict(zip((info.sha for info in dreams), map(_op_counts, _audit_texts(root, dreams))))
+    undone_by: dict[str, str] = {}  # run id -> rollback sha; a rollback is always newer than its run
+    runs: list[DreamRun] = []
+    for info in found:
+        undoes = tuple(info.trailers.get(ROLLBACK_TRAILER, []))
+        for run_id in undoes:
+            undone_by.setdefault(run_id, info.sha)
+        if undoes:
+            runs.append(DreamRun(ROLLBACK, info.sha, info.time, info.subject, info.trailer(RUN_TRAILER),
+                                 undoes=undoes))
+        else:
+            runs.append(_dream(info, counts[info.sha], undone_by.get(info.trailer(RUN_TRAILER) or "")))
+    return runs
+
+
+def last_dream(root: Path) -> DreamRun | None:
+    """The newest dream commit reachable from HEAD (rollbacks are not dreams)."""
+    newest = history.commits_with_trailers(root, (RUN_TRAILER,), max_count=1)  # stops at the first
+    dreams = newest if not newest or not newest[0].trailers.get(ROLLBACK_TRAILER) else _dream_commits(root)
+    return _dream(dreams[0]) if dreams else None
+
+
+def find_run(root: Path, run_id: str) -> DreamRun | None:
+    """The dream commit of run ``run_id``, or of the one run whose id starts with it."""
+    dreams = _dream_commits(root)
+    exact = [info for info in dreams if info.trailer(RUN_TRAILER) == run_id]
+    matches = exact or [info for info in dreams if (info.trailer(RUN_TRAILER) or "").startswith(run_id)]
+    return _dream(matches[0]) if len(matches) == 1 else None
+
+
+def runs_between(root: Path, old_rev: str, new_rev: str) -> list[DreamRun]:
+    """The dreams reachable from ``new_rev`` and not from ``old_rev``, oldest first (without counts)."""
+    return [_dream(info) for info in reversed(_dream_commits(root, f"{old_rev}..{new_rev}"))]
+
+
+def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
+    """The operations of ``runs``' audit files as their commits hold them, in order (evidence lines left out:
+    they are the bulk of a first dream's file, and no operation)."""
+    texts = history.read_texts(root, [(run.commit, f"{AUDIT_DIR}/{run.run}.jsonl") for run in runs if run.run])
+    operations: list[dict[str, Any]] = []
+    for text in texts:
+        for line in (text or "").splitlines():
+            match = _OP_PREFIX.match(line)
+            if match is not None and match.group(1) == "evidence":
+                continue
+            parsed = _parse(line)
+            if parsed is not None and parsed.get("op") != "evidence":
+                operations.append(parsed)
+    return operations
+
+
+def _dream_commits(root: Path, rev: str = "HEAD") -> list[history.CommitInfo]:
+    """Dream commits only: a rollback commit is not a dream, whatever else it carries."""
+    found = history.commits_with_trailers(root, (RUN_TRAILER,), rev)
+    return [info for info in found if not info.trailers.get(ROLLBACK_TRAILER)]
+
+
+def _audit_texts(root: Path, dreams: list[history.CommitInfo]) -> list[str | None]:
+    """Each dream's audit file at its own commit (one git process for all of them)."""
+    wanted = [(info.sha, f"{AUDIT_DIR}/{info.trailer(RUN_TRAILER)}.jsonl") for info in dreams]
+    return history.read_texts(root, wanted)
+
+
+def _dream(info: history.CommitInfo, counts: dict[str, int] | None = None,
+           rolled_back_by: str | None = None) -> DreamRun:
+    events = info.trailer(EVENTS_TRAILER)
+    return DreamRun(
+        DREAM, info.sha, info.time, info.subject, info.trailer(RUN_TRAILER),
+        events=int(events) if events and events.isdigit() else None,
+        segments=_segments(info.trailer(CONSUMED_TRAILER)), counts=counts or {}, rolled_back_by=rolled_back_by,
+    )
+
+
+def _segments(value: str | None) -> tuple[int, int] | None:
+    match = _SEGMENTS.match(value or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _op_counts(text: str | None) -> dict[str, int]:
+    """How many operations of each kind an audit file holds (evidence lines are not operations)."""
+    counts: Counter[str] = Counter()
+    for line in (text or "").splitlines():
+        match = _OP_PREFIX.match(line)
+        op = match.group(1) if match else (_parse(line) or {}).get("op")
+        if op in OPS:
+            counts[op] += 1
+    return dict(counts)
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    """One audit line; None for a blank or broken one (a hand-edited file must not stop a review)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,194 @@
+"""Undo dreams: put the memory's files back as they were before a run, as a new commit.
+
+History is kept (a rollback is a commit of its own, like `git revert`), the undone runs are
+named in its trailers, and their raw events are quarantined in the dream ledger so that the
+next scheduled dream does not simply make the same cards again (dreaming is deterministic).
+``redream`` releases them instead: the next dream reads them again, after a rule or a setting
+was fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdream import gitops
+from memdream.dream import ledger as ledger_mod
+from memdream.dream import state as state_mod
+from memdream.dream.pipeline import LOCK_WAIT_SECONDS, TRACKED, require_clean
+from memdream.errors import GitError, MemdreamError, UsageError
+from memdream.gitops import history
+from memdream.memory.journal import require_settled
+from memdream.memory.lock import lock_wait_seconds, writer_lock
+from memdream.memory.store import Memory
+
+TO_TRAILER = "Memdream-Rollback-To"
+
+
+@dataclass(frozen=True)
+class DreamCommit:
+    run: str
+    sha: str
+    time: str
+    subject: str
+
+
+@dataclass
+class RollbackResult:
+    target: str  # the commit whose memory files are restored
+    undone: list[DreamCommit]
+    dry_run: bool
+    redream: bool
+    files: list[str] = field(default_factory=list)  # memory files the rollback changes
+    commit: str | None = None
+    released_only: bool = False  # the runs were rolled back before: only their events were released
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "dry_run": self.dry_run, "commit": self.commit,
+            "undone": [{"run": item.run, "commit": item.sha, "time": item.time} for item in self.undone],
+            "events": "redream" if self.redream else "quarantined", "released_only": self.released_only,
+            "files": self.files,
+        }
+
+
+@dataclass(frozen=True)
+class _History:
+    live: list[DreamCommit]  # dream runs not rolled back, newest first
+    undone_by: dict[str, str]  # run -> the rollback commit that undid it
+    order: dict[str, int]  # commit sha -> position, 0 = HEAD
+
+
+def _read_history(memory: Memory) -> tuple[_History, dict[str, DreamCommit]]:
+    commits = history.commits(memory.root)
+    undone_by = {run: commit.sha for commit in commits for run in commit.trailers.get(ledger_mod.ROLLBACK_TRAILER, [])}
+    dreams: dict[str, DreamCommit] = {}
+    for commit in commits:
+        run = commit.trailer(ledger_mod.RUN_TRAILER)
+        if run is not None and run not in dreams:
+            dreams[run] = DreamCommit(run, commit.sha, commit.time, commit.subject)
+    live = [item for item in dreams.values() if item.run not in undone_by]
+    order = {commit.sha: position for position, commit in enumerate(commits)}
+    return _History(live, undone_by, order), dreams
+
+
+def _find_run(dreams: dict[str, DreamCommit], wanted: str) -> DreamCommit:
+    """A run by its id, or by a unique prefix of it."""
+    if wanted in dreams:
+        return dreams[wanted]
+    matches = [item for run, item in dreams.items() if run.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise MemdreamError(f"no dream run {wanted!r} in this memory's history (see `memdream log`)")
+    raise UsageError(f"run {wanted!r} is ambiguous: {', '.join(item.run for item in matches[:3])}")
+
+
+def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_run: bool = False,
+             force: bool = False, redream: bool = False) -> RollbackResult:
+    """Undo the dream ``run`` (default: the last one not undone yet) or every dream after ``to``.
+
+    Refuses while the memory has uncommitted changes (ingest's manifest waiting for the next
+    dream does not count), and when later dreams built on the run unless ``force``.
+    """
+    if run is not None and to is not None:
+        raise UsageError("give --run or --to, not both")
+    if not gitops.is_repo(memory.root):
+        raise GitError(f"{memory.root} is not a memory repository: rollback needs its own git history")
+    if gitops.in_project(memory.root):
+        raise GitError(f"{memory.root} is a folder of the repository {gitops.project_top(memory.root)}: memdream "
+                       "does not make commits on your branch there; undo a dream with git in that repository")
+    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
+        require_settled(memory.root)
+        past, dreams = _read_history(memory)
+        if run is not None:
+            chosen = _find_run(dreams, run)
+            if chosen.run in past.undone_by:
+                return _already_undone(memory, chosen, past, dry_run, redream)
+            target = _parent(memory, chosen)
+        elif to is not None:
+            target = history.resolve(memory.root, to)
+        else:
+            if not past.live:
+                raise MemdreamError("no dream to roll back (see `memdream log`)")
+            chosen = past.live[0]
+            target = _parent(memory, chosen)
+        undone = _runs_after(memory, past, target)
+        if not undone:
+            raise MemdreamError(f"no dream after {target[:10]} to roll back (see `memdream log`)")
+        if run is not None and len(undone) > 1 and not force:
+            later = ", ".join(item.run for item in undone if item.run != undone[-1].run)
+            raise MemdreamError(f"later dream(s) built on run {undone[-1].run}: {later}; "
+                                "`--force` undoes them too, or roll back the later ones first")
+        require_clean(memory)
+        result = RollbackResult(target, undone, dry_run, redream,
+                                files=[change.path for change in history.changes(memory.root, "HEAD", target, TRACKED)])
+        if dry_run:
+            return result
+        gitops.restore_from(memory.root, target, TRACKED)
+        result.commit = gitops.commit(memory.root, _subject(undone), _body(result), _trailers(result), paths=TRACKED,
+                                      allow_empty=True)
+        _update_ledger(memory, result.commit)
+        return result
+
+
+def _parent(memory: Memory, chosen: DreamCommit) -> str:
+    parents = history.commit_info(memory.root, chosen.sha).parents
+    if not parents:
+        raise MemdreamError(f"run {chosen.run} is the first commit: nothing to go back to")
+    return parents[0]
+
+
+def _runs_after(memory: Memory, past: _History, target: str) -> list[DreamCommit]:
+    """The live dream runs made after ``target`` (newest first): what restoring it undoes."""
+    if target not in past.order:
+        raise UsageError(f"{target[:10]} is not in this memory's history")
+    position = past.order[target]
+    return [item for item in past.live if past.order.get(item.sha, position) < position]
+
+
+def _already_undone(memory: Memory, chosen: DreamCommit, past: _History, dry_run: bool,
+                    redream: bool) -> RollbackResult:
+    """A run rolled back before: with --redream its quarantined events are released, nothing else."""
+    by = past.undone_by[chosen.run]
+    if not redream:
+        raise MemdreamError(f"run {chosen.run} was rolled back already (commit {by[:10]}); "
+                            "`--redream` releases its events for the next dream")
+    result = RollbackResult(by, [chosen], dry_run, True, released_only=True)
+    if dry_run:
+        return result
+    require_clean(memory)
+    result.commit = gitops.commit(
+        memory.root, f"memdream rollback: dream run {chosen.run}'s events again",
+        "The events this run consumed wait for the next dream.",
+        [(ledger_mod.REDREAM_TRAILER, chosen.run)], paths=TRACKED, allow_empty=True)
+    _update_ledger(memory, result.commit)
+    return result
+
+
+def _update_ledger(memory: Memory, head: str) -> None:
+    # HEAD moved, so the ledger is rebuilt from the trailers, this commit's included.
+    ledger_mod.save(memory.paths.state, ledger_mod.load(memory.paths.state, memory.root), head)
+    # The admission statistics counted the undone runs' events: rebuilt by the next dream without them.
+    state_mod.state_path(memory.paths.state).unlink(missing_ok=True)
+
+
+def _subject(undone: list[DreamCommit]) -> str:
+    later = f" and {len(undone) - 1} later run(s)" if len(undone) > 1 else ""
+    return f"memdream rollback: undo dream run {undone[-1].run}{later}"
+
+
+def _body(result: RollbackResult) -> str:
+    fate = ("their events wait for the next dream (--redream)" if result.redream
+            else "their events are quarantined: the next dream leaves them alone")
+    lines = [f"memory files restored as of {result.target[:10]}; {fate}", ""]
+    lines += [f"undone: {item.run} ({item.sha[:10]}, {item.subject})" for item in result.undone]
+    return "\n".join(lines)
+
+
+def _trailers(result: RollbackResult) -> list[tuple[str, str]]:
+    pairs = [(ledger_mod.ROLLBACK_TRAILER, item.run) for item in result.undone]
+    fate = ledger_mod.REDREAM_TRAILER if result.redream else ledger_mod.QUARANTINE_TRAILER
+    pairs += [(fate, item.run) for item in result.undone]
+    pairs.append((TO_TRAILER, result.target))
+    return pairs
