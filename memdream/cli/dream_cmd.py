@@ -61,9 +61,11 @@ def dream(
         render_if_needed(result, output, _render)
         return
     from memdream.dream.pipeline import dream as run_dream
+    from memdream.progress import Progress, terminal_output
     from memdream.render import print_json
 
-    report = run_dream(Memory(memory_root(memory)), dry_run=dry_run, **options)  # type: ignore[arg-type]
+    shown = Progress.for_output(terminal_output(output is DataFormat.json))
+    report = run_dream(Memory(memory_root(memory)), dry_run=dry_run, progress=shown, **options)  # type: ignore[arg-type]
     if output is DataFormat.json:
         print_json(report.to_dict())
     else:

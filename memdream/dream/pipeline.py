@@ -40,6 +40,7 @@ from memdream.memory.raw import RawLayer
 from memdream.memory.refs import ref_of
 from memdream.memory.settings import Settings
 from memdream.memory.store import Memory
+from memdream.progress import NO_PROGRESS, Progress
 from memdream.redact import Redactor
 
 TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
@@ -240,13 +241,15 @@ def _run_id(now: str, consumed: tuple[int, int] | None, events: list[dict[str, A
 
 
 def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
-          commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None) -> DreamReport:
+          commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None,
+          progress: Progress = NO_PROGRESS) -> DreamReport:
     """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed.
 
     ``extractor``: the model extractor's command for this run instead of ``dream.extractor.command``
     ('' turns a configured one off). ``commit_in_project``: in a memory that a project repository
     tracks, commit (only the memory's paths) instead of staging the files for the user to commit.
     ``budget``: dream whole episodes, oldest first, within it; the rest wait for the next run.
+    ``progress``: where to show the stages as they run (a bar on a terminal; nothing by default).
     """
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
         if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
@@ -256,7 +259,7 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
         recovered = False if dry_run else _recover(memory)
         require_clean(memory)
         try:
-            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget)
+            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress)
         finally:
             gc.unfreeze()  # the cards _dream_locked loaded may be collected again
 
@@ -271,7 +274,8 @@ def _run_settings(settings: Settings, extractor: str | None) -> Settings:
 
 
 def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None,
-                  commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None) -> DreamReport:
+                  commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None,
+                  progress: Progress = NO_PROGRESS) -> DreamReport:
     started = time.monotonic()
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
@@ -303,8 +307,11 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     plan_before = ctx.plan.to_dict()
     fixed = _fixed_files(memory)
     report.before = measure(((card, sizes[card.id]) for card in cards.values()), *fixed)
-    for stage in STAGES.values():
-        stage(ctx)
+    with progress.task(f"dreaming {len(events)} event(s)", total=len(STAGES)) as advance:
+        for name, stage in STAGES.items():
+            progress.describe(f"dreaming {len(events)} event(s): {name}")
+            stage(ctx)
+            advance(1)
     ctx.ops.sort(key=lambda operation: OP_ORDER.get(operation.op, 9))
     report.events, report.episodes, report.skipped_episodes = len(events), len(ctx.episodes), ctx.skipped_episodes
     report.not_admitted = dict(sorted(ctx.not_admitted.items()))

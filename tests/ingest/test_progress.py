@@ -117,3 +117,24 @@ def test_the_command_shows_the_bar_on_a_real_terminal(memory: Path, tmp_path: Pa
     text = shown.decode("utf-8", "replace")
     assert f"{EVENTS} event(s) added" in text
     assert "━" in text  # the bar, drawn on stderr while the file was read, then cleared
+
+
+def test_on_a_terminal_dream_shows_its_stages(memory: Path, tmp_path: Path) -> None:
+    from memdream.dream.pipeline import dream
+
+    ingest(Memory(memory), [str(big_log(tmp_path))])
+    console, out = forced_terminal()
+    progress = Progress.for_output(True, console=console)
+    report = dream(Memory(memory), progress=progress)
+    assert report.events == EVENTS
+    shown = out.getvalue()
+    assert f"dreaming {EVENTS} event(s)" in shown and "━" in shown
+    assert progress._display is None
+
+
+def test_dream_in_a_pipe_prints_no_progress(memory: Path, tmp_path: Path) -> None:
+    ingest(Memory(memory), [str(big_log(tmp_path))])
+    done = subprocess.run([sys.executable, "-m", "memdream", "dream", "-m", str(memory)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "━" not in done.stdout and "dreaming 3000 event(s):" not in done.stdout
