@@ -37,6 +37,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/recall_bench.py
 	$(BIN)/python bench/knowledge_bench.py
 	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/session_start_bench.py
+	$(BIN)/python bench/review_bench.py
+	$(BIN)/python bench/mcp_bench.py
+	$(BIN)/python bench/opt_out_bench.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -135,6 +135,9 @@ def _render_diff(result: MemoryDiff) -> None:
     console = stdout_console()
     runs = f" ({_runs_shown(result.runs)})" if result.runs else ""
     console.print(f"memory diff {(result.old or 'empty')[:10]}..{result.new[:10]}{runs}", style="bold")
+    if result.rolled_back_by:
+        console.print(f"(this dream was rolled back by {result.rolled_back_by[:10]}: `memdream diff "
+                      f"{result.new[:10]} {result.rolled_back_by[:10]}` shows the undoing)")
     if result.empty:
         console.print("No changes to cards or the plan.")
     for title, heads, rows in _diff_sections(result):

@@ -15,7 +15,7 @@ from typing import Any
 from memdream.errors import MemdreamError, UsageError
 from memdream.gitops import history as git_history
 from memdream.memory.paths import ARCHIVE_DIR, CARDS_DIR, PLAN_FILE
-from memdream.review.history import DreamRun, audit_operations, find_run, last_dream, runs_between
+from memdream.review.history import DreamRun, audit_operations, find_run, last_dream, runs_between, undone_by
 
 CONFIDENCE_STEP = 0.01  # a smaller confidence change is noise of the fold, not news
 # Fields a person does not review: timestamps move with every touch; the others have their own entry.
@@ -98,6 +98,7 @@ class MemoryDiff:
     removed: list[CardSummary] = field(default_factory=list)
     plan: PlanChange = field(default_factory=PlanChange)
     unreadable: list[str] = field(default_factory=list)  # card files that are not YAML mappings
+    rolled_back_by: str | None = None  # the diff of one dream that a later rollback undid
 
     @property
     def empty(self) -> bool:
@@ -113,7 +114,7 @@ class MemoryDiff:
             "archived": [{**asdict(item.card), "reason": item.reason} for item in self.archived],
             "changed": [_change_dict(item) for item in self.changed],
             "removed": [asdict(item) for item in self.removed],
-            "plan": asdict(self.plan), "unreadable": self.unreadable,
+            "plan": asdict(self.plan), "unreadable": self.unreadable, "rolled_back_by": self.rolled_back_by,
         }
 
 
@@ -155,7 +156,9 @@ def _the_run(root: Path, run_id: str | None) -> DreamRun:
 
 def _dream_diff(root: Path, run: DreamRun) -> MemoryDiff:
     parents = git_history.commit_info(root, run.commit).parents
-    return compare(root, parents[0] if parents else None, run.commit, [run])
+    result = compare(root, parents[0] if parents else None, run.commit, [run])
+    result.rolled_back_by = undone_by(root, run.run) if run.run else None
+    return result
 
 
 # -- the comparison -------------------------------------------------------------------------------

@@ -86,6 +86,14 @@ def last_dream(root: Path) -> DreamRun | None:
     return _dream(dreams[0]) if dreams else None
 
 
+def undone_by(root: Path, run_id: str) -> str | None:
+    """The rollback commit that undid the dream run ``run_id``, None when none did."""
+    for info in history.commits_with_trailers(root, (ROLLBACK_TRAILER,)):
+        if run_id in info.trailers.get(ROLLBACK_TRAILER, []):
+            return info.sha
+    return None
+
+
 def find_run(root: Path, run_id: str) -> DreamRun | None:
     """The dream commit of run ``run_id``, or of the one run whose id starts with it."""
     dreams = _dream_commits(root)

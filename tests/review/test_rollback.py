@@ -82,6 +82,9 @@ def test_rollback_of_the_last_dream_restores_the_cards_byte_for_byte_and_keeps_h
     message = git(memdream.root, "log", "-1", "--format=%B")
     assert f"Memdream-Rollback: {runs[1]}" in message and f"Memdream-Quarantine: {runs[1]}" in message
     assert git(memdream.root, "status", "--porcelain") == ""
+    # The last dream's diff says it was undone, and by which commit.
+    assert memdream.json("diff")["rolled_back_by"] == result["commit"]
+    assert any(item["run"] == runs[1] and item["rolled_back_by"] == result["commit"] for item in memdream.json("log"))
 
 
 def test_the_next_dream_leaves_quarantined_events_alone_even_with_its_state_lost(dreamed_twice) -> None:
