@@ -266,6 +266,8 @@ def rejections(ctx: DreamContext, cited: list[Card]) -> list[tuple[str, str]]:
     for card in cited:
         if card.status != ARCHIVED or card.value is None:
             continue
+        if not any(item.stance == "contradicts" and item.kind == USER_WORD for item in card.evidence):
+            continue  # the user's "no" that archived it is the card's newest evidence, always shown inline
         evidence = ctx.full_evidence(card)
         said_no = max((e.ts or "" for e in evidence if e.stance == "contradicts" and e.kind == USER_WORD), default="")
         strong = max((e.ts or "" for e in evidence if e.stance == "supports" and e.is_strong), default="")
