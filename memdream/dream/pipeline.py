@@ -117,13 +117,15 @@ def _journal(memory: Memory) -> Path:
     return journal_path(memory.root)  # the path readers check (memdream.memory.journal)
 
 
-def _recover(memory: Memory) -> bool:
+def recover(memory: Memory) -> bool:
     """Finish or undo a run that was killed; True when something had to be done."""
     journal = _journal(memory)
     if not journal.exists():
         return False
-    run_id = json.loads(journal.read_text(encoding="utf-8")).get("run", "")
-    message = gitops.last_message_matching(memory.root, f"^Memdream-Run: {run_id}$") if run_id else None
+    data = json.loads(journal.read_text(encoding="utf-8"))
+    # A dream's commit names its run; a rollback's names its own id (memdream.review.rollback).
+    run_id, trailer = str(data.get("run", "")), str(data.get("trailer", ledger_mod.RUN_TRAILER))
+    message = gitops.last_message_matching(memory.root, f"^{trailer}: {run_id}$") if run_id else None
     if message is None:
         gitops.restore_paths(memory.root, TRACKED)
     # Either way the local state may not match HEAD any more: rebuild it from git and raw/.
@@ -256,7 +258,7 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
             from memdream.memory.journal import require_settled
 
             require_settled(memory.root)
-        recovered = False if dry_run else _recover(memory)
+        recovered = False if dry_run else recover(memory)
         require_clean(memory)
         try:
             return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress)
@@ -499,7 +501,7 @@ def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange],
     return measure(measured, fixed_bytes, fixed[1])
 
 
-def _pause_for_tests() -> None:
+def pause_for_tests() -> None:
     """Crash tests kill the run here, between the file swap and the commit."""
     marker = os.environ.get("MEMDREAM_TEST_PAUSE_BEFORE_COMMIT")
     if marker:
@@ -543,7 +545,7 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport,
             yamlio.write_atomic(path, change.text)
         else:
             path.unlink(missing_ok=True)
-    _pause_for_tests()
+    pause_for_tests()
     trailers: dict[str, str] = {ledger_mod.RUN_TRAILER: report.run_id}
     if report.consumed is not None:
         trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)

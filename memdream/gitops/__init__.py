@@ -297,6 +297,7 @@ def restore_paths(root: Path, paths: Sequence[str]) -> None:
         if staged:
             _run(root, "checkout", "--", *staged)
         elif not in_project(root):
+            _run(root, "reset", "-q", "HEAD", "--", *existing)  # files staged since HEAD become untracked
             _run(root, "checkout", "HEAD", "--", *existing)
         _run(root, "clean", "-fdq", "--", *existing)
 

@@ -9,20 +9,23 @@ was fixed.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdream import gitops
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
-from memdream.dream.pipeline import LOCK_WAIT_SECONDS, TRACKED, require_clean
+from memdream.dream.pipeline import LOCK_WAIT_SECONDS, TRACKED, pause_for_tests, recover, require_clean
 from memdream.errors import GitError, MemdreamError, UsageError
 from memdream.gitops import history
-from memdream.memory.journal import require_settled
+from memdream.memory.journal import journal_path, require_settled
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.store import Memory
+from memdream.yamlio import write_atomic
 
 TO_TRAILER = "Memdream-Rollback-To"
+ID_TRAILER = "Memdream-Rollback-Id"  # names the rollback's own commit, for crash recovery
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,10 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
         raise GitError(f"{memory.root} is a folder of the repository {gitops.project_top(memory.root)}: memdream "
                        "does not make commits on your branch there; undo a dream with git in that repository")
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
-        require_settled(memory.root)
+        if dry_run:  # writes nothing, so it cannot recover: it must not read half-written files
+            require_settled(memory.root)
+        else:
+            recover(memory)  # a dream or rollback killed halfway: its files back as HEAD has them
         past, dreams = _read_history(memory)
         if run is not None:
             chosen = _find_run(dreams, run)
@@ -125,9 +131,17 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
                                 files=[change.path for change in history.changes(memory.root, "HEAD", target, TRACKED)])
         if dry_run:
             return result
+        # Crash safety as a dream's: the journal first; a rollback killed before its commit is
+        # undone by the next writer (the files come back as HEAD has them).
+        rollback_id = f"{target[:12]}-{gitops.head_sha(memory.root)[:12]}"
+        journal = journal_path(memory.root)
+        write_atomic(journal, json.dumps({"run": rollback_id, "trailer": ID_TRAILER}))
         gitops.restore_from(memory.root, target, TRACKED)
-        result.commit = gitops.commit(memory.root, _subject(undone), _body(result), _trailers(result), paths=TRACKED,
+        pause_for_tests()
+        result.commit = gitops.commit(memory.root, _subject(undone), _body(result),
+                                      [*_trailers(result), (ID_TRAILER, rollback_id)], paths=TRACKED,
                                       allow_empty=True)
+        journal.unlink(missing_ok=True)
         _update_ledger(memory, result.commit)
         return result
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,26 @@ def test_rollback_to_a_revision_undoes_every_dream_after_it(dreamed_twice) -> No
     result = memdream.json("rollback", "--to", init)
     assert [item["run"] for item in result["undone"]] == [runs[1], runs[0]]
     assert git(memdream.root, "diff", "--stat", init, "HEAD", "--", *MEMORY_FILES) == ""
+
+
+def test_a_rollback_killed_before_its_commit_is_undone_by_the_next_writer(dreamed_twice, tmp_path: Path) -> None:
+    memdream, _, after_second, runs = dreamed_twice
+    marker = tmp_path / "paused"
+    killed = subprocess.Popen([sys.executable, "-m", "memdream", "rollback", "--memory", str(memdream.root)],
+                              env={**os.environ, "MEMDREAM_TEST_PAUSE_BEFORE_COMMIT": str(marker)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if marker.exists():
+                break
+            time.sleep(0.05)
+        assert marker.exists(), "the rollback never reached its commit"
+    finally:
+        killed.kill()  # kill -9 between restoring the files and committing them
+        killed.wait()
+    assert files(memdream.root) != after_second  # half done: the files are restored, nothing committed
+    refused = memdream("cards", check=False)
+    assert refused.returncode == 1 and "interrupted" in refused.stderr
+    memdream("dream")  # the next writer puts the files back as HEAD has them
+    assert files(memdream.root) == after_second
+    assert memdream.json("rollback")["undone"][0]["run"] == runs[1]  # and the rollback can simply be run again
