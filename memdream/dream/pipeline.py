@@ -168,16 +168,17 @@ def _span(ledger: ledger_mod.Ledger, consumed: tuple[int, int] | None) -> tuple[
 
 
 def _waiting_events(raw: RawLayer, manifest: list[Any], ledger: ledger_mod.Ledger, checkpoint: int,
-                    report: DreamReport) -> list[dict[str, Any]]:
-    """The events below the checkpoint that wait to be dreamed again (`rollback --redream`)."""
+                    report: DreamReport) -> tuple[list[dict[str, Any]], bool]:
+    """The events below the checkpoint that wait to be dreamed again (`rollback --redream`, a
+    budgeted run), and whether all of their segments are here to read."""
     waiting = ledger.waiting()
     if not waiting:
-        return []
+        return [], True
     names = [r.segment for r in manifest if _segment_number(r.segment) <= checkpoint
              and any(entry.first <= _segment_number(r.segment) <= entry.last for entry in waiting)]
     present = [name for name in names if raw.segment_path(name).exists()]
     report.missing_segments.extend(name for name in names if name not in present)
-    return ledger_mod.waiting_events(waiting, raw.iter_events(present))
+    return ledger_mod.waiting_events(waiting, raw.iter_events(present)), len(present) == len(names)
 
 
 def _read_events(raw: RawLayer, names: list[str], report: DreamReport) -> list[dict[str, Any]]:
@@ -297,7 +298,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     new = [r.segment for r in manifest if _segment_number(r.segment) > state.consumed]
     consumed = (_segment_number(new[0]), _segment_number(new[-1])) if new else None
     report = DreamReport(run_id="", dry_run=dry_run, consumed=consumed, recovered=recovered)
-    events = _waiting_events(raw, manifest, ledger, state.consumed, report) + _read_events(raw, new, report)
+    waiting, waiting_read = _waiting_events(raw, manifest, ledger, state.consumed, report)
+    events = waiting + _read_events(raw, new, report)
     report.span = _span(ledger, consumed)
     if budget is not None:
         events, report.deferred = budget_mod.within(events, budget.events_allowed(state.seconds_per_event))
@@ -324,8 +326,10 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
     if dry_run:
         return report
-    if ledger.waiting():
+    if ledger.waiting() and waiting_read:
         report.redreamed = ledger.redreamed(report.run_id)
+    elif ledger.waiting():  # a clone without the raw layer: they keep waiting for a memory that has them
+        report.warnings.append("events waiting to be dreamed again are in raw segments that are not here")
     if consumed is not None:
         ledger.consumed(report.run_id, *consumed)
     if report.deferred and report.span is not None:

@@ -196,3 +196,15 @@ def test_a_rollback_killed_before_its_commit_is_undone_by_the_next_writer(dreame
     memdream("dream")  # the next writer puts the files back as HEAD has them
     assert files(memdream.root) == after_second
     assert memdream.json("rollback")["undone"][0]["run"] == runs[1]  # and the rollback can simply be run again
+
+
+def test_a_clone_without_raw_events_keeps_released_events_waiting(dreamed_twice, tmp_path: Path) -> None:
+    memdream, after_first, _, runs = dreamed_twice
+    memdream("rollback", "--redream")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(memdream.root), str(clone)], check=True)
+    cloned = Memdream(clone)
+    report = cloned.json("dream")
+    assert report["redreamed"] == [] and any("not here" in warning for warning in report["warnings"])
+    assert files(clone) == after_first
+    assert "Memdream-Redreamed" not in git(clone, "log", "-1", "--format=%B")
