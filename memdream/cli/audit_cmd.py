@@ -9,6 +9,7 @@ import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
 from memdream.errors import UsageError
+from memdream.memory import trailers as trailer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -104,7 +105,7 @@ def _render_audit(trail: CardAudit) -> None:
         console.print(f"  {line.run}  {_operation(line.data)}")
     console.print(f"\nCommits ({len(trail.commits)})", style="bold")
     for commit in trail.commits:
-        run = commit.trailer("Memdream-Run")
+        run = commit.trailer(trailer.RUN)
         console.print(f"  {commit.short}  {commit.time}  {commit.subject}" + (f"  [run {run}]" if run else ""))
     if trail.git_note:
         console.print(f"  ({trail.git_note})")

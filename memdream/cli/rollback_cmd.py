@@ -67,7 +67,7 @@ def _render(result: RollbackResult) -> None:
         return
     verb = "would undo" if result.dry_run else "undid"
     for item in result.undone:
-        console.print(f"{verb} run {item.run} ({item.sha[:10]}, {item.time}): {item.subject}")
+        console.print(f"{verb} run {item.run} ({item.short}, {item.time}): {item.subject}")
     console.print(f"memory files as of {result.target[:10]}; {len(result.files)} file(s) changed")
     fate = ("wait for the next dream (--redream)" if result.redream
             else "are quarantined: the next dream leaves them alone")

@@ -22,19 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memdream.memory import trailers as trailer
 from memdream.memory.tags import episode_of
 from memdream.yamlio import write_atomic
 
 LEDGER_VERSION = 1
 CONSUMED, QUARANTINED, PENDING = "consumed", "quarantined", "pending"
 # Trailers of the commits the ledger is rebuilt from.
-RUN_TRAILER = "Memdream-Run"
-CONSUMED_TRAILER = "Memdream-Consumed"
-ROLLBACK_TRAILER = "Memdream-Rollback"  # a rollback commit: one per run it undid
-QUARANTINE_TRAILER = "Memdream-Quarantine"  # that run's events are quarantined
-REDREAM_TRAILER = "Memdream-Redream"  # that run's events wait for the next dream
-REDREAMED_TRAILER = "Memdream-Redreamed"  # a dream consumed the waiting events of that run
-DEFERRED_TRAILER = "Memdream-Deferred"  # an episode a budgeted dream left for the next: 1..3 <session>#<n>
 
 EpisodeKey = tuple[str, int]
 
@@ -176,23 +170,23 @@ def rebuild(root: Path) -> Ledger:
 
 def apply_trailers(ledger: Ledger, trailers: dict[str, list[str]]) -> None:
     """Replay what one commit did to the ledger."""
-    runs = trailers.get(RUN_TRAILER) or []
+    runs = trailers.get(trailer.RUN) or []
     if runs:
         run = runs[-1]
-        for earlier in trailers.get(REDREAMED_TRAILER, []):
+        for earlier in trailers.get(trailer.REDREAMED, []):
             for entry in ledger.entries:
                 if entry.run == earlier and entry.status == PENDING:
                     entry.status, entry.run = CONSUMED, run
-        for value in trailers.get(CONSUMED_TRAILER, []):
+        for value in trailers.get(trailer.CONSUMED, []):
             bounds = _segment_bounds(value)
             if bounds is not None:
                 ledger.consumed(run, *bounds)
-        for value in trailers.get(DEFERRED_TRAILER, []):
+        for value in trailers.get(trailer.DEFERRED, []):
             parsed = parse_deferred(value)
             if parsed is not None:
                 ledger.defer(run, parsed[0], parsed[1], [parsed[2]])
-    ledger.quarantine(trailers.get(QUARANTINE_TRAILER, []))
-    ledger.release(trailers.get(REDREAM_TRAILER, []))
+    ledger.quarantine(trailers.get(trailer.QUARANTINE, []))
+    ledger.release(trailers.get(trailer.REDREAM, []))
 
 
 def deferred_trailer(first: int, last: int, episode: EpisodeKey) -> str:

@@ -30,6 +30,7 @@ from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
 from memdream.memory import manifest_commit
+from memdream.memory import trailers as trailer
 from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
@@ -124,8 +125,8 @@ def recover(memory: Memory) -> bool:
         return False
     data = json.loads(journal.read_text(encoding="utf-8"))
     # A dream's commit names its run; a rollback's names its own id (memdream.review.rollback).
-    run_id, trailer = str(data.get("run", "")), str(data.get("trailer", ledger_mod.RUN_TRAILER))
-    message = gitops.last_message_matching(memory.root, f"^{trailer}: {run_id}$") if run_id else None
+    run_id, named_by = str(data.get("run", "")), str(data.get("trailer", trailer.RUN))
+    message = gitops.last_message_matching(memory.root, f"^{named_by}: {run_id}$") if run_id else None
     if message is None:
         gitops.restore_paths(memory.root, TRACKED)
     # Either way the local state may not match HEAD any more: rebuild it from git and raw/.
@@ -334,8 +335,9 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
         ledger.consumed(report.run_id, *consumed)
     if report.deferred and report.span is not None:
         ledger.defer(report.run_id, *report.span, report.deferred)
-    if report.changes or manifest_commit.pending(memory) or report.redreamed or report.deferred:
-        report.commit = _write_and_commit(memory, ctx, report, commit_in_project)
+    raw_pending = manifest_commit.pending(memory)
+    if report.changes or raw_pending or report.redreamed or report.deferred:
+        report.commit = _write_and_commit(memory, ctx, report, raw_pending, commit_in_project)
         remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"])
     ledger_mod.save(memory.paths.state, ledger, gitops.head_or_none(memory.root))
     if consumed is not None:
@@ -539,8 +541,10 @@ def _body(report: DreamReport) -> str:
     return "\n".join(lines)
 
 
-def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport,
+def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, raw_pending: list[str],
                       commit_in_project: bool = False) -> str | None:
+    """Write the changed files under the journal and commit them once, with ingest's waiting raw
+    bookkeeping (``raw_pending``); in a project's repository only stage them unless asked."""
     journal = _journal(memory)
     yamlio.write_atomic(journal, json.dumps({"run": report.run_id, "started": ctx.now}))
     for change in report.changes:
@@ -550,28 +554,29 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport,
         else:
             path.unlink(missing_ok=True)
     pause_for_tests()
-    trailers: dict[str, str] = {ledger_mod.RUN_TRAILER: report.run_id}
+    trailers: dict[str, str] = {trailer.RUN: report.run_id}
     if report.consumed is not None:
-        trailers[state_mod.CONSUMED_TRAILER] = state_mod.consumed_trailer(*report.consumed)
+        trailers[trailer.CONSUMED] = state_mod.consumed_trailer(*report.consumed)
     if report.consumed is not None or report.redreamed:
-        trailers["Memdream-Events"] = str(report.events)
+        trailers[trailer.EVENTS] = str(report.events)
     paths, files = list(TRACKED), [change.path for change in report.changes]
-    if manifest_commit.pending(memory):  # ingest's bookkeeping rides with the dream (ingest.commit)
+    if raw_pending:  # ingest's bookkeeping rides with the dream (ingest.commit)
         report.ingested = manifest_commit.uncommitted_segments(memory)
-        trailers[manifest_commit.INGEST_TRAILER] = manifest_commit.trailer_value(report.ingested)
-        raw_paths = manifest_commit.tracked_raw_paths(memory)
-        files += gitops.status_paths(memory.root, raw_paths)
+        trailers[trailer.INGEST] = manifest_commit.trailer_value(report.ingested)
         manifest_commit.stage(memory)
+        raw_paths = manifest_commit.tracked_raw_paths(memory)
+        # Staged, not merely changed: with ingest.track_raw the new segments are files .gitignore names.
+        files += gitops.staged_paths(memory.root, raw_paths)
         paths += raw_paths
     if gitops.in_project(memory.root) and not commit_in_project:  # the user's branch: stage, never commit
         gitops.stage(memory.root, paths, force=manifest_commit.track_raw(memory))
         report.staged_in = gitops.project_top(memory.root)
         return None
     message_trailers = [(key, value) for key, value in trailers.items()]
-    message_trailers += [(ledger_mod.REDREAMED_TRAILER, run) for run in report.redreamed]
+    message_trailers += [(trailer.REDREAMED, run) for run in report.redreamed]
     if report.deferred and report.span is not None:
         span = report.span
-        message_trailers += [(ledger_mod.DEFERRED_TRAILER, ledger_mod.deferred_trailer(*span, episode))
+        message_trailers += [(trailer.DEFERRED, ledger_mod.deferred_trailer(*span, episode))
                              for episode in report.deferred]
     # Nothing written but events resumed or deferred: an empty commit still carries the ledger's trailers.
     return gitops.commit(memory.root, _summary(report), _body(report), message_trailers, paths=paths,

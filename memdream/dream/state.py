@@ -21,14 +21,13 @@ from typing import Any
 
 from memdream import gitops
 from memdream.dream.model import AttributeStats, FactKey, KeyStats, normalize_name
+from memdream.memory import trailers as trailer
 from memdream.yamlio import write_atomic
 
 STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source (last_run, optional, came later)
-CONSUMED_TRAILER = "Memdream-Consumed"
-RUN_TRAILER = "Memdream-Run"
-_CONSUMED = re.compile(rf"^{CONSUMED_TRAILER}: segments? \d+\.\.(\d+)$", re.MULTILINE)
+_CONSUMED = re.compile(rf"^{trailer.CONSUMED}: segments? \d+\.\.(\d+)$", re.MULTILINE)
 # A run id starts with the run's clock: 2026-11-07T09-12-03Z-<digest> (memdream.dream.pipeline._run_id).
-_RUN_CLOCK = re.compile(rf"^{RUN_TRAILER}: ([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})T([0-9]{{2}})-([0-9]{{2}})-([0-9]{{2}})Z",
+_RUN_CLOCK = re.compile(rf"^{trailer.RUN}: ([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})T([0-9]{{2}})-([0-9]{{2}})-([0-9]{{2}})Z",
                         re.MULTILINE)
 
 
@@ -104,7 +103,7 @@ def consumed_from_git(root: Path) -> int:
     """The checkpoint recorded in the most recent dream commit, 0 when there is none."""
     if not gitops.is_repo(root):
         return 0
-    message = gitops.last_message_matching(root, f"^{CONSUMED_TRAILER}: ")
+    message = gitops.last_message_matching(root, f"^{trailer.CONSUMED}: ")
     match = _CONSUMED.search(message or "")
     return int(match.group(1)) if match else 0
 
@@ -113,7 +112,7 @@ def last_run_from_git(root: Path) -> str | None:
     """The clock of the most recent dream that committed (its run id), None when there is none."""
     if not gitops.is_repo(root):
         return None
-    match = _RUN_CLOCK.search(gitops.last_message_matching(root, f"^{RUN_TRAILER}: ") or "")
+    match = _RUN_CLOCK.search(gitops.last_message_matching(root, f"^{trailer.RUN}: ") or "")
     return "{}T{}:{}:{}Z".format(*match.groups()) if match else None
 
 

@@ -224,6 +224,12 @@ def stage(root: Path, paths: Sequence[str], force: bool = False) -> None:
     _run(root, "add", "--all", *(["--force"] if force else []), "--", *paths)
 
 
+def staged_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
+    """Paths whose staged version differs from HEAD (what the next commit of them would hold)."""
+    output = _run(root, "diff", "--cached", "--name-only", "--no-renames", "--relative", "--", *pathspecs)
+    return [line for line in output.splitlines() if line.strip()]
+
+
 def show_file(root: Path, rev: str, path: str) -> str | None:
     """The text of ``path`` at ``rev``; None when it did not exist there (or there is no commit)."""
     try:

@@ -306,3 +306,9 @@ def _batch_texts(output: bytes, count: int) -> list[str | None]:
         texts.append(data.decode("utf-8", "replace") if header[1] == b"blob" else None)  # a folder is no file
         position += size + 1
     return texts
+
+
+def is_ancestor(root: Path, ancestor: str, rev: str = "HEAD") -> bool:
+    """Whether the commit ``ancestor`` is in the history of ``rev``."""
+    repo = _repo(root)
+    return bool(repo.is_ancestor(repo.commit(resolve(root, ancestor)), repo.commit(resolve(root, rev))))

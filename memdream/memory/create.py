@@ -11,6 +11,7 @@ from pathlib import Path
 from memdream import __version__, gitops, yamlio
 from memdream.clock import now_iso
 from memdream.errors import GitError, UsageError
+from memdream.memory import trailers as trailer
 from memdream.memory.paths import CONFIG_FILE, LAYERS, MemoryPaths
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings, default_config_text
@@ -133,7 +134,7 @@ def _create(root: Path) -> InitResult:
     if not (root / ".git").exists():  # its own repository, even inside a project's
         gitops.init_repo(root)
     gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
-    sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__})
+    sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__})
     _stamp_settings(root)
     return InitResult(root.resolve(), created=True, commit=sha)
 
@@ -147,7 +148,7 @@ def _create_in_project(root: Path, project: str, commit: bool) -> InitResult:
         gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
     sha = None
     if commit:
-        sha = gitops.commit(root, "memdream init", trailers={"Memdream-Version": __version__}, paths=["."])
+        sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__}, paths=["."])
     else:
         gitops.stage(root, ["."])
     _stamp_settings(root)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 
 from memdream import gitops
+from memdream.memory import trailers as trailer
 from memdream.memory.raw import MANIFEST
 from memdream.memory.store import Memory
 
 WITH_DREAM, DAILY, EACH = "with-dream", "daily", "each"
 MANIFEST_PATH = f"raw/{MANIFEST}"
-INGEST_TRAILER = "Memdream-Ingest"
 
 
 def tracked_raw_paths(memory: Memory) -> list[str]:
@@ -28,11 +28,11 @@ def track_raw(memory: Memory) -> bool:
     return bool(memory.settings.get("ingest.track_raw"))
 
 
-def pending(memory: Memory) -> bool:
-    """Whether ingest left raw bookkeeping that no commit holds yet."""
+def pending(memory: Memory) -> list[str]:
+    """The raw bookkeeping files ingest left that no commit holds yet (one `git status`)."""
     if not gitops.is_repo(memory.root):
-        return False
-    return bool(gitops.status_paths(memory.root, tracked_raw_paths(memory)))
+        return []
+    return gitops.status_paths(memory.root, tracked_raw_paths(memory))
 
 
 def commit_now(memory: Memory, now: str) -> bool:
@@ -85,7 +85,7 @@ def trailer_value(segments: list[str]) -> str:
 
 def commit(memory: Memory, subject: str, segments: list[str]) -> str:
     """Commit the raw bookkeeping alone (``ingest.commit`` each or daily)."""
-    return gitops.commit(memory.root, subject, trailers={INGEST_TRAILER: trailer_value(segments)},
+    return gitops.commit(memory.root, subject, trailers={trailer.INGEST: trailer_value(segments)},
                          paths=tracked_raw_paths(memory), force=track_raw(memory))
 
 

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdream.dream.ledger import CONSUMED_TRAILER, ROLLBACK_TRAILER, RUN_TRAILER
 from memdream.gitops import history
+from memdream.memory import trailers as trailer
 from memdream.memory.paths import AUDIT_DIR
 
-EVENTS_TRAILER = "Memdream-Events"
 DREAM, ROLLBACK = "dream", "rollback"
 # The operations a dream writes to its audit file, in the order people read them.
 OPS = ("add", "merge", "supersede", "archive", "conflict", "demote", "update")
@@ -62,43 +61,55 @@ class DreamRun:
 
 def dream_runs(root: Path, limit: int | None = None, rev: str = "HEAD") -> list[DreamRun]:
     """Dreams and rollbacks reachable from ``rev``, newest first (at most ``limit`` of them)."""
-    found = history.commits_with_trailers(root, (RUN_TRAILER, ROLLBACK_TRAILER), rev, max_count=limit)
-    dreams = [info for info in found if not info.trailers.get(ROLLBACK_TRAILER)]
+    found = history.commits_with_trailers(root, (trailer.RUN, trailer.ROLLBACK), rev, max_count=limit)
+    dreams = [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
     counts = dict(zip((info.sha for info in dreams), map(_op_counts, _audit_texts(root, dreams))))
     undone_by: dict[str, str] = {}  # run id -> rollback sha; a rollback is always newer than its run
     runs: list[DreamRun] = []
     for info in found:
-        undoes = tuple(info.trailers.get(ROLLBACK_TRAILER, []))
+        undoes = tuple(info.trailers.get(trailer.ROLLBACK, []))
         for run_id in undoes:
             undone_by.setdefault(run_id, info.sha)
         if undoes:
-            runs.append(DreamRun(ROLLBACK, info.sha, info.time, info.subject, info.trailer(RUN_TRAILER),
+            runs.append(DreamRun(ROLLBACK, info.sha, info.time, info.subject, info.trailer(trailer.RUN),
                                  undoes=undoes))
         else:
-            runs.append(_dream(info, counts[info.sha], undone_by.get(info.trailer(RUN_TRAILER) or "")))
+            runs.append(_dream(info, counts[info.sha], undone_by.get(info.trailer(trailer.RUN) or "")))
     return runs
 
 
 def last_dream(root: Path) -> DreamRun | None:
     """The newest dream commit reachable from HEAD (rollbacks are not dreams)."""
-    newest = history.commits_with_trailers(root, (RUN_TRAILER,), max_count=1)  # stops at the first
-    dreams = newest if not newest or not newest[0].trailers.get(ROLLBACK_TRAILER) else _dream_commits(root)
+    newest = history.commits_with_trailers(root, (trailer.RUN,), max_count=1)  # stops at the first
+    dreams = newest if not newest or not newest[0].trailers.get(trailer.ROLLBACK) else _dream_commits(root)
     return _dream(dreams[0]) if dreams else None
+
+
+def undone_runs(root: Path) -> dict[str, str]:
+    """Every dream run a rollback undid, with the rollback commit that did it."""
+    found: dict[str, str] = {}
+    for info in history.commits_with_trailers(root, (trailer.ROLLBACK,)):  # newest first: keep the first
+        for run_id in info.trailers.get(trailer.ROLLBACK, []):
+            found.setdefault(run_id, info.sha)
+    return found
 
 
 def undone_by(root: Path, run_id: str) -> str | None:
     """The rollback commit that undid the dream run ``run_id``, None when none did."""
-    for info in history.commits_with_trailers(root, (ROLLBACK_TRAILER,)):
-        if run_id in info.trailers.get(ROLLBACK_TRAILER, []):
-            return info.sha
-    return None
+    return undone_runs(root).get(run_id)
+
+
+def live_dreams(root: Path, rev: str = "HEAD") -> list[DreamRun]:
+    """The dreams reachable from ``rev`` that no rollback undid, newest first (without counts)."""
+    undone = undone_runs(root)
+    return [_dream(info) for info in _dream_commits(root, rev) if info.trailer(trailer.RUN) not in undone]
 
 
 def find_run(root: Path, run_id: str) -> DreamRun | None:
     """The dream commit of run ``run_id``, or of the one run whose id starts with it."""
     dreams = _dream_commits(root)
-    exact = [info for info in dreams if info.trailer(RUN_TRAILER) == run_id]
-    matches = exact or [info for info in dreams if (info.trailer(RUN_TRAILER) or "").startswith(run_id)]
+    exact = [info for info in dreams if info.trailer(trailer.RUN) == run_id]
+    matches = exact or [info for info in dreams if (info.trailer(trailer.RUN) or "").startswith(run_id)]
     return _dream(matches[0]) if len(matches) == 1 else None
 
 
@@ -125,23 +136,23 @@ def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
 
 def _dream_commits(root: Path, rev: str = "HEAD") -> list[history.CommitInfo]:
     """Dream commits only: a rollback commit is not a dream, whatever else it carries."""
-    found = history.commits_with_trailers(root, (RUN_TRAILER,), rev)
-    return [info for info in found if not info.trailers.get(ROLLBACK_TRAILER)]
+    found = history.commits_with_trailers(root, (trailer.RUN,), rev)
+    return [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
 
 
 def _audit_texts(root: Path, dreams: list[history.CommitInfo]) -> list[str | None]:
     """Each dream's audit file at its own commit (one git process for all of them)."""
-    wanted = [(info.sha, f"{AUDIT_DIR}/{info.trailer(RUN_TRAILER)}.jsonl") for info in dreams]
+    wanted = [(info.sha, f"{AUDIT_DIR}/{info.trailer(trailer.RUN)}.jsonl") for info in dreams]
     return history.read_texts(root, wanted)
 
 
 def _dream(info: history.CommitInfo, counts: dict[str, int] | None = None,
            rolled_back_by: str | None = None) -> DreamRun:
-    events = info.trailer(EVENTS_TRAILER)
+    events = info.trailer(trailer.EVENTS)
     return DreamRun(
-        DREAM, info.sha, info.time, info.subject, info.trailer(RUN_TRAILER),
+        DREAM, info.sha, info.time, info.subject, info.trailer(trailer.RUN),
         events=int(events) if events and events.isdigit() else None,
-        segments=_segments(info.trailer(CONSUMED_TRAILER)), counts=counts or {}, rolled_back_by=rolled_back_by,
+        segments=_segments(info.trailer(trailer.CONSUMED)), counts=counts or {}, rolled_back_by=rolled_back_by,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memdream import gitops
@@ -19,27 +20,18 @@ from memdream.dream import state as state_mod
 from memdream.dream.pipeline import LOCK_WAIT_SECONDS, TRACKED, pause_for_tests, recover, require_clean
 from memdream.errors import GitError, MemdreamError, UsageError
 from memdream.gitops import history
+from memdream.memory import trailers as trailer
 from memdream.memory.journal import journal_path, require_settled
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.store import Memory
+from memdream.review.history import DreamRun, find_run, live_dreams, undone_runs
 from memdream.yamlio import write_atomic
-
-TO_TRAILER = "Memdream-Rollback-To"
-ID_TRAILER = "Memdream-Rollback-Id"  # names the rollback's own commit, for crash recovery
-
-
-@dataclass(frozen=True)
-class DreamCommit:
-    run: str
-    sha: str
-    time: str
-    subject: str
 
 
 @dataclass
 class RollbackResult:
     target: str  # the commit whose memory files are restored
-    undone: list[DreamCommit]
+    undone: list[DreamRun]  # newest first
     dry_run: bool
     redream: bool
     files: list[str] = field(default_factory=list)  # memory files the rollback changes
@@ -49,42 +41,19 @@ class RollbackResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target, "dry_run": self.dry_run, "commit": self.commit,
-            "undone": [{"run": item.run, "commit": item.sha, "time": item.time} for item in self.undone],
+            "undone": [{"run": item.run, "commit": item.commit, "time": item.time} for item in self.undone],
             "events": "redream" if self.redream else "quarantined", "released_only": self.released_only,
             "files": self.files,
         }
 
 
-@dataclass(frozen=True)
-class _History:
-    live: list[DreamCommit]  # dream runs not rolled back, newest first
-    undone_by: dict[str, str]  # run -> the rollback commit that undid it
-    order: dict[str, int]  # commit sha -> position, 0 = HEAD
-
-
-def _read_history(memory: Memory) -> tuple[_History, dict[str, DreamCommit]]:
-    commits = history.commits(memory.root)
-    undone_by = {run: commit.sha for commit in commits for run in commit.trailers.get(ledger_mod.ROLLBACK_TRAILER, [])}
-    dreams: dict[str, DreamCommit] = {}
-    for commit in commits:
-        run = commit.trailer(ledger_mod.RUN_TRAILER)
-        if run is not None and run not in dreams:
-            dreams[run] = DreamCommit(run, commit.sha, commit.time, commit.subject)
-    live = [item for item in dreams.values() if item.run not in undone_by]
-    order = {commit.sha: position for position, commit in enumerate(commits)}
-    return _History(live, undone_by, order), dreams
-
-
-def _find_run(dreams: dict[str, DreamCommit], wanted: str) -> DreamCommit:
-    """A run by its id, or by a unique prefix of it."""
-    if wanted in dreams:
-        return dreams[wanted]
-    matches = [item for run, item in dreams.items() if run.startswith(wanted)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise MemdreamError(f"no dream run {wanted!r} in this memory's history (see `memdream log`)")
-    raise UsageError(f"run {wanted!r} is ambiguous: {', '.join(item.run for item in matches[:3])}")
+def _find_run(root: Path, wanted: str) -> DreamRun:
+    """A dream run by its id, or by a unique prefix of it."""
+    found = find_run(root, wanted)
+    if found is None:
+        raise MemdreamError(f"no dream run {wanted!r} in this memory's history, or more than one whose id "
+                            "starts so (see `memdream log`)")
+    return found
 
 
 def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_run: bool = False,
@@ -106,24 +75,26 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
             require_settled(memory.root)
         else:
             recover(memory)  # a dream or rollback killed halfway: its files back as HEAD has them
-        past, dreams = _read_history(memory)
+        undone_before = undone_runs(memory.root)
         if run is not None:
-            chosen = _find_run(dreams, run)
-            if chosen.run in past.undone_by:
-                return _already_undone(memory, chosen, past, dry_run, redream)
+            chosen = _find_run(memory.root, run)
+            if chosen.run in undone_before:
+                return _already_undone(memory, chosen, undone_before[str(chosen.run)], dry_run, redream)
             target = _parent(memory, chosen)
         elif to is not None:
             target = history.resolve(memory.root, to)
+            if not history.is_ancestor(memory.root, target):
+                raise UsageError(f"--to {to}: {target[:10]} is not in the history of HEAD")
         else:
-            if not past.live:
+            live = live_dreams(memory.root)
+            if not live:
                 raise MemdreamError("no dream to roll back (see `memdream log`)")
-            chosen = past.live[0]
-            target = _parent(memory, chosen)
-        undone = _runs_after(memory, past, target)
+            target = _parent(memory, live[0])
+        undone = live_dreams(memory.root, f"{target}..HEAD")
         if not undone:
             raise MemdreamError(f"no dream after {target[:10]} to roll back (see `memdream log`)")
         if run is not None and len(undone) > 1 and not force:
-            later = ", ".join(item.run for item in undone if item.run != undone[-1].run)
+            later = ", ".join(str(item.run) for item in undone[:-1])
             raise MemdreamError(f"later dream(s) built on run {undone[-1].run}: {later}; "
                                 "`--force` undoes them too, or roll back the later ones first")
         require_clean(memory)
@@ -135,36 +106,26 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
         # undone by the next writer (the files come back as HEAD has them).
         rollback_id = f"{target[:12]}-{gitops.head_sha(memory.root)[:12]}"
         journal = journal_path(memory.root)
-        write_atomic(journal, json.dumps({"run": rollback_id, "trailer": ID_TRAILER}))
+        write_atomic(journal, json.dumps({"run": rollback_id, "trailer": trailer.ROLLBACK_ID}))
         gitops.restore_from(memory.root, target, TRACKED)
         pause_for_tests()
         result.commit = gitops.commit(memory.root, _subject(undone), _body(result),
-                                      [*_trailers(result), (ID_TRAILER, rollback_id)], paths=TRACKED,
+                                      [*_trailers(result), (trailer.ROLLBACK_ID, rollback_id)], paths=TRACKED,
                                       allow_empty=True)
         journal.unlink(missing_ok=True)
         _update_ledger(memory, result.commit)
         return result
 
 
-def _parent(memory: Memory, chosen: DreamCommit) -> str:
-    parents = history.commit_info(memory.root, chosen.sha).parents
+def _parent(memory: Memory, chosen: DreamRun) -> str:
+    parents = history.commit_info(memory.root, chosen.commit).parents
     if not parents:
         raise MemdreamError(f"run {chosen.run} is the first commit: nothing to go back to")
     return parents[0]
 
 
-def _runs_after(memory: Memory, past: _History, target: str) -> list[DreamCommit]:
-    """The live dream runs made after ``target`` (newest first): what restoring it undoes."""
-    if target not in past.order:
-        raise UsageError(f"{target[:10]} is not in this memory's history")
-    position = past.order[target]
-    return [item for item in past.live if past.order.get(item.sha, position) < position]
-
-
-def _already_undone(memory: Memory, chosen: DreamCommit, past: _History, dry_run: bool,
-                    redream: bool) -> RollbackResult:
+def _already_undone(memory: Memory, chosen: DreamRun, by: str, dry_run: bool, redream: bool) -> RollbackResult:
     """A run rolled back before: with --redream its quarantined events are released, nothing else."""
-    by = past.undone_by[chosen.run]
     if not redream:
         raise MemdreamError(f"run {chosen.run} was rolled back already (commit {by[:10]}); "
                             "`--redream` releases its events for the next dream")
@@ -175,7 +136,7 @@ def _already_undone(memory: Memory, chosen: DreamCommit, past: _History, dry_run
     result.commit = gitops.commit(
         memory.root, f"memdream rollback: dream run {chosen.run}'s events again",
         "The events this run consumed wait for the next dream.",
-        [(ledger_mod.REDREAM_TRAILER, chosen.run)], paths=TRACKED, allow_empty=True)
+        [(trailer.REDREAM, str(chosen.run))], paths=TRACKED, allow_empty=True)
     _update_ledger(memory, result.commit)
     return result
 
@@ -187,7 +148,7 @@ def _update_ledger(memory: Memory, head: str) -> None:
     state_mod.state_path(memory.paths.state).unlink(missing_ok=True)
 
 
-def _subject(undone: list[DreamCommit]) -> str:
+def _subject(undone: list[DreamRun]) -> str:
     later = f" and {len(undone) - 1} later run(s)" if len(undone) > 1 else ""
     return f"memdream rollback: undo dream run {undone[-1].run}{later}"
 
@@ -196,13 +157,13 @@ def _body(result: RollbackResult) -> str:
     fate = ("their events wait for the next dream (--redream)" if result.redream
             else "their events are quarantined: the next dream leaves them alone")
     lines = [f"memory files restored as of {result.target[:10]}; {fate}", ""]
-    lines += [f"undone: {item.run} ({item.sha[:10]}, {item.subject})" for item in result.undone]
+    lines += [f"undone: {item.run} ({item.short}, {item.subject})" for item in result.undone]
     return "\n".join(lines)
 
 
 def _trailers(result: RollbackResult) -> list[tuple[str, str]]:
-    pairs = [(ledger_mod.ROLLBACK_TRAILER, item.run) for item in result.undone]
-    fate = ledger_mod.REDREAM_TRAILER if result.redream else ledger_mod.QUARANTINE_TRAILER
-    pairs += [(fate, item.run) for item in result.undone]
-    pairs.append((TO_TRAILER, result.target))
+    pairs = [(trailer.ROLLBACK, str(item.run)) for item in result.undone]
+    fate = trailer.REDREAM if result.redream else trailer.QUARANTINE
+    pairs += [(fate, str(item.run)) for item in result.undone]
+    pairs.append((trailer.ROLLBACK_TO, result.target))
     return pairs

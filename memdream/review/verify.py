@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdream.errors import GitError
+from memdream.memory import trailers as trailer
 from memdream.memory.card import ACTIVE_STATUSES, Evidence
 from memdream.memory.evidence_log import EVIDENCE_OP, union
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, RAW_DIR
@@ -30,11 +31,8 @@ from memdream.review.provenance import AuditLine, _parsed, raw_layer, segment_na
 if TYPE_CHECKING:
     from memdream.gitops.history import CommitInfo
 
-RUN_TRAILER = "Memdream-Run"
-ROLLBACK_TRAILER = "Memdream-Rollback"
-HUMAN_TRAILER = "Memdream-Human-Edit"
 _PERSON = re.compile(r"^[^<>]*\S[^<>]*<[^<>@\s]+@[^<>\s]+>$")  # Name <email>
-HAND_HINT = f"a person marks a reviewed edit with a trailer '{HUMAN_TRAILER}: Name <email>'"
+HAND_HINT = f"a person marks a reviewed edit with a trailer '{trailer.HUMAN_EDIT}: Name <email>'"
 
 
 @dataclass(frozen=True, order=True)
@@ -260,19 +258,19 @@ def _history(root: Path) -> _History | None:
 def _maker(commit: CommitInfo) -> tuple[str, str | None]:
     """Who made a commit: ("dream", run) or ("rollback", run) or ("human", person) or ("hand", None),
     and ("bad-human", value) for a Human-Edit trailer that names no one."""
-    person = commit.trailer(HUMAN_TRAILER)
+    person = commit.trailer(trailer.HUMAN_EDIT)
     if person is not None:
         return ("human", person) if _PERSON.match(person) else ("bad-human", person)
-    if commit.trailer(RUN_TRAILER):
-        return "dream", commit.trailer(RUN_TRAILER)
-    if commit.trailer(ROLLBACK_TRAILER):
-        return "rollback", commit.trailer(ROLLBACK_TRAILER)
+    if commit.trailer(trailer.RUN):
+        return "dream", commit.trailer(trailer.RUN)
+    if commit.trailer(trailer.ROLLBACK):
+        return "rollback", commit.trailer(trailer.ROLLBACK)
     return "hand", None
 
 
 def _by_hand(path: str, commit: CommitInfo, what: str) -> Problem:
     return Problem(path, f"not made by dream: review by hand ({what} by commit {commit.short} "
-                         f"\"{commit.subject[:60]}\" of {commit.author}, which carries no {RUN_TRAILER} trailer; "
+                         f"\"{commit.subject[:60]}\" of {commit.author}, which carries no {trailer.RUN} trailer; "
                          f"{HAND_HINT})")
 
 
@@ -314,11 +312,11 @@ def _run_problem(shown: str, run: str, commit: CommitInfo, result: VerifyResult)
         result.human_edits.append((shown, value or ""))
         return None
     if maker == "bad-human":
-        return Problem(shown, f"{HUMAN_TRAILER} trailer of commit {commit.short} names no person: write "
+        return Problem(shown, f"{trailer.HUMAN_EDIT} trailer of commit {commit.short} names no person: write "
                               f"'Name <email>', not {value!r}")
     if maker == "dream":
         return Problem(shown, f"changed by commit {commit.short} of run {value}, not by its own run {run} (its "
-                              f"commit would carry '{RUN_TRAILER}: {run}'): review by hand")
+                              f"commit would carry '{trailer.RUN}: {run}'): review by hand")
     return _by_hand(shown, commit, "changed")
 
 
@@ -351,7 +349,7 @@ def _card_commit_problems(entry: _CardEntry, history: _History, named: set[str],
     if maker == "human":
         result.human_edits.append((entry.path, value or ""))
     elif maker == "bad-human":
-        yield Problem(entry.path, f"{HUMAN_TRAILER} trailer of commit {commit.short} names no person: "
+        yield Problem(entry.path, f"{trailer.HUMAN_EDIT} trailer of commit {commit.short} names no person: "
                                   f"write 'Name <email>', not {value!r}")
     elif maker == "hand" and not (commit.sha in carriers and entry.card_id in named):
         yield _by_hand(entry.path, commit, "added or changed")
@@ -360,7 +358,7 @@ def _card_commit_problems(entry: _CardEntry, history: _History, named: set[str],
                                   f"{AUDIT_DIR}/{value}.jsonl was committed by another: review by hand")
     elif entry.active and entry.card_id not in named:
         yield Problem(entry.path, f"{entry.card_id}: no operation of a committed dream run names it "
-                                  f"(audit/<run-id>.jsonl, committed with '{RUN_TRAILER}: <run-id>'): "
+                                  f"(audit/<run-id>.jsonl, committed with '{trailer.RUN}: <run-id>'): "
                                   "review by hand")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from memdream.clock import format_timestamp, now, parse_timestamp
 from memdream.errors import MemdreamError
+from memdream.memory import trailers as trailer
 from memdream.schedule import cron, systemd
 from memdream.schedule.job import END, START, Interval, log_path, marker_interval, unit_name
 
@@ -169,7 +170,7 @@ def _last_dream(memory: Path) -> dict[str, str] | None:
     from memdream.gitops import history
 
     try:
-        found = history.commits_with_trailers(memory, ["Memdream-Run"], max_count=1)
+        found = history.commits_with_trailers(memory, [trailer.RUN], max_count=1)
     except MemdreamError:
         return None
     if not found:

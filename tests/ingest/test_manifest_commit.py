@@ -75,3 +75,17 @@ def test_each_and_daily_modes_commit_at_ingest(memory: Path, run, tmp_path: Path
     assert report(run("ingest", logs[2], "-m", memory, "--format", "json"))["commit"] is not None
     ingests = [subject for subject in subjects(memory) if subject.startswith("memdream ingest")]
     assert len(ingests) == (3 if mode == "each" else 2)
+
+
+def test_with_track_raw_the_dream_commits_the_new_segments_too(memory: Path, run, tmp_path: Path) -> None:
+    config = memory / "memdream.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("track_raw: false", "track_raw: true"),
+                      encoding="utf-8")
+    git(memory, "commit", "-q", "-am", "track raw")
+    logs = billing_api_project(tmp_path / "logs", small=True)
+    run("ingest", logs[0], "-m", memory)
+    run("ingest", logs[1], "-m", memory)
+    assert report(run("dream", "-m", memory, "--format", "json"))["commit"] is not None
+    tracked = git(memory, "ls-files", "raw").split()
+    assert tracked == ["raw/MANIFEST.jsonl", "raw/segments/000001.jsonl", "raw/segments/000002.jsonl"]
+    assert git(memory, "status", "--porcelain", "--untracked-files=all") == ""

@@ -208,3 +208,14 @@ def test_a_clone_without_raw_events_keeps_released_events_waiting(dreamed_twice,
     assert report["redreamed"] == [] and any("not here" in warning for warning in report["warnings"])
     assert files(clone) == after_first
     assert "Memdream-Redreamed" not in git(clone, "log", "-1", "--format=%B")
+
+
+def test_rollback_to_a_commit_outside_the_history_is_a_usage_error(dreamed_twice) -> None:
+    memdream, _, after_second, _ = dreamed_twice
+    git(memdream.root, "checkout", "-q", "-b", "side", "HEAD~1")
+    git(memdream.root, "commit", "-q", "--allow-empty", "-m", "elsewhere")
+    side = git(memdream.root, "rev-parse", "HEAD").strip()
+    git(memdream.root, "checkout", "-q", "main")
+    refused = memdream("rollback", "--to", side, check=False)
+    assert refused.returncode == 2 and "not in the history of HEAD" in refused.stderr
+    assert files(memdream.root) == after_second
