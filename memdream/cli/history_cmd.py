@@ -22,7 +22,7 @@ _COUNT_HEADS = (("add", "add"), ("merge", "mrg"), ("supersede", "sup"), ("archiv
 def log(
     limit: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--limit", "-n", metavar="N", show_default=False,
+        typer.Option("--limit", "-n", metavar="N", show_default=False, min=1,
                      help="Show at most N entries (the newest)."),
     ] = None,
     memory: MemoryOption = None,
@@ -35,10 +35,6 @@ def log(
     """
     from memdream.review.history import dream_runs
 
-    if limit is not None and limit < 1:
-        from memdream.errors import UsageError
-
-        raise UsageError(f"--limit must be 1 or more, not {limit}")
     runs = dream_runs(memory_root(memory), limit)
     if output is DataFormat.json:
         from memdream.render import print_json

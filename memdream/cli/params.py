@@ -2,7 +2,7 @@
 
 typer 0.2x converts every option value through a pydantic TypeAdapter, built on first use: pydantic's
 import and the adapters cost ~100-200 ms per process, for any command with one non-flag option.
-memdream's options are all plain (str, int, bool, Path, an Enum of choices, lists of these), so
+memdream's options are all plain (str, int, float, bool, Path, an Enum of choices, lists of these), so
 :func:`lighten` gives each such parameter a converter of its own, with click-like messages.
 Anything else is left to typer. On a typer without lazy runtime parameters this changes nothing.
 """
@@ -34,6 +34,18 @@ def _whole_number(value: Any) -> int:
         raise ValueError(f"{value!r} is not a whole number.") from None
 
 
+def _number(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{value!r} is not a number.") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"{value!r} is not a finite number.")
+    return number
+
+
 def _path(value: Any) -> Path:
     return value if isinstance(value, Path) else Path(value)
 
@@ -59,12 +71,27 @@ def _choice(kind: type[Enum], case_sensitive: bool) -> Convert:
     return convert
 
 
+def _bounded(convert: Convert, low: Any, high: Any) -> Convert:
+    """``convert``, then typer's ``min=`` / ``max=`` checked as click's IntRange checks them."""
+    def checked(value: Any) -> Any:
+        number = convert(value)
+        if low is not None and number < low:
+            raise ValueError(f"{number} is smaller than the minimum of {low}.")
+        if high is not None and number > high:
+            raise ValueError(f"{number} is greater than the maximum of {high}.")
+        return number
+
+    return checked
+
+
 def converter(annotation: Any, case_sensitive: bool = True) -> Convert | None:
     """How to convert one command-line value for ``annotation``; None when typer should."""
     if annotation is str:
         return _text
     if annotation is int:
         return _whole_number
+    if annotation is float:
+        return _number
     if annotation is Path:
         return _path
     if annotation is bool:
@@ -110,7 +137,10 @@ def lighten(param: Any) -> Any:
         return param  # not a typer parameter, or a typer that converts otherwise
     annotation = descriptor.annotation
     many = get_origin(annotation) is list
-    convert = converter(get_args(annotation)[0] if many else annotation, descriptor.parameter_info.case_sensitive)
+    info = descriptor.parameter_info
+    convert = converter(get_args(annotation)[0] if many else annotation, info.case_sensitive)
+    if convert is not None and (getattr(info, "min", None) is not None or getattr(info, "max", None) is not None):
+        convert = _bounded(convert, info.min, info.max)
     if convert is not None:
         param._runtime_param = PlainParam(parameter_info=descriptor.parameter_info, annotation=annotation,
                                           convert=convert)

@@ -220,7 +220,9 @@ def test_recall_and_enqueue_start_without_pydantic(memory: Path, tmp_path: Path)
     transcript.write_text("{}\n", encoding="utf-8")
     for args, stdin in ((["recall", "export bucket", "-m", str(memory), "-f", "json", "-b", "500"], ""),
                         (["enqueue", "--from-hook", "-m", str(memory)], json.dumps({"transcript_path": str(transcript)})),
-                        (["--help"], "")):
+                        (["--help"], ""),
+                        (["dream", "--dry-run", "--max-seconds", "5", "-m", str(memory)], ""),  # a float option
+                        (["log", "--limit", "3", "-m", str(memory)], "")):
         done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, input=stdin)
         assert done.stderr.endswith("exit 0 pydantic False\n"), (args, done.stderr)
 
@@ -239,3 +241,11 @@ def test_a_reader_that_stops_early_is_no_error(memory: Path, tmp_path: Path) -> 
     reader.stdout.close()
     assert reader.wait(timeout=60) == 0
     assert reader.stderr.read() == b""
+
+
+@pytest.mark.parametrize("args", [["log", "--limit", "0"], ["review", "--runs", "-1"],
+                                  ["dream", "--max-seconds", "nan"], ["dream", "--max-seconds", "soon"]])
+def test_option_bounds_and_numbers_are_usage_errors(memory: Path, args: list[str]) -> None:
+    """typer's min= and float options, checked by memdream's own converters (no pydantic): one line, exit 2."""
+    done = subprocess.run([sys.executable, "-m", "memdream", *args, "-m", str(memory)], capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
