@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.gitutil import git
-from tests.transcripts import billing_api_project
+from tests.transcripts import billing_api_project, chat_file
 
 
 def subjects(root: Path) -> list[str]:
@@ -30,16 +30,19 @@ def report(result: Any) -> dict[str, Any]:
 
 
 def test_ingests_make_no_commit_and_the_next_dream_carries_their_manifest(memory: Path, run, tmp_path: Path) -> None:
-    logs = billing_api_project(tmp_path / "logs", small=True)
-    for log in logs[:3]:  # cron's ingests every half hour
+    logs = billing_api_project(tmp_path / "logs", small=True)[:3]  # Claude Code and Codex sessions
+    logs.append(chat_file(tmp_path / "chat.json", [
+        {"role": "user", "content": "Which port does the billing service listen on?"},
+        {"role": "assistant", "content": "It listens on port 8081, per config/service.yaml."}]))
+    for log in logs:  # cron's ingests every half hour
         assert report(run("ingest", log, "-m", memory, "--format", "json"))["commit"] is None
     assert subjects(memory) == ["memdream init"]
     assert git(memory, "status", "--porcelain", "--untracked-files=all").strip() == "?? raw/MANIFEST.jsonl"
     dreamed = report(run("dream", "-m", memory, "--format", "json"))
-    assert dreamed["ingested"] == ["000001.jsonl", "000002.jsonl", "000003.jsonl"]
+    assert dreamed["ingested"] == ["000001.jsonl", "000002.jsonl", "000003.jsonl", "000004.jsonl"]
     assert subjects(memory)[0].startswith("memdream dream: ") and len(subjects(memory)) == 2
     message = git(memory, "log", "-1", "--format=%B")
-    assert "Memdream-Ingest: 000001.jsonl, 000002.jsonl, 000003.jsonl" in message
+    assert "Memdream-Ingest: 000001.jsonl, 000002.jsonl, 000003.jsonl, 000004.jsonl" in message
     assert "raw/MANIFEST.jsonl" in git(memory, "show", "--name-only", "--format=", "HEAD").split()
     assert git(memory, "status", "--porcelain") == ""
 

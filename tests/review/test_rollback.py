@@ -19,7 +19,7 @@ import pytest
 
 from memdream.memory.create import init_memory
 from tests.gitutil import git
-from tests.transcripts import billing_api_project
+from tests.transcripts import billing_api_project, chat_file
 
 MEMORY_FILES = ("cards", "archive", "plan.yaml", "INDEX.md", "audit")
 
@@ -58,7 +58,7 @@ def active_cards(memdream: Memdream) -> dict[str, Any]:
 
 @pytest.fixture
 def dreamed_twice(tmp_path: Path) -> tuple[Memdream, dict[str, bytes], dict[str, bytes], list[str]]:
-    """Sessions 1-4 dreamed, then sessions 5-7: the memory files after each dream and the run ids."""
+    """Sessions 1-4 dreamed, then sessions 5-7 and a chat file: the memory files after each dream and the run ids."""
     logs = billing_api_project(tmp_path / "logs", small=True)
     root = tmp_path / "mem"
     init_memory(root)
@@ -66,7 +66,10 @@ def dreamed_twice(tmp_path: Path) -> tuple[Memdream, dict[str, bytes], dict[str,
     memdream("ingest", *logs[:4])
     first = memdream.json("dream")
     after_first = files(root)
-    memdream("ingest", *logs[4:])
+    chat = chat_file(tmp_path / "chat.json", [  # a chat-completions file in the second batch too
+        {"role": "user", "content": "The staging database listens on port 6543 now."},
+        {"role": "assistant", "content": "Noted: staging database on port 6543."}])
+    memdream("ingest", *logs[4:], chat)
     second = memdream.json("dream")
     assert second["counts"], "the second batch must change something for a rollback to undo"
     return memdream, after_first, files(root), [first["run"], second["run"]]
