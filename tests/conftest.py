@@ -17,6 +17,18 @@ from memdream.memory.create import init_memory
 FIXED_NOW = "2026-11-30T12:00:00Z"
 
 
+def before_the_clock(path: Path) -> None:
+    """Date a file written after FIXED_NOW an hour before it: adapters that take a file's modification
+    time as its events' time would otherwise see a file written today as written in the future of the
+    test's clock. A file a test dated itself keeps its time."""
+    from datetime import datetime, timedelta
+
+    fixed = datetime.fromisoformat(FIXED_NOW.replace("Z", "+00:00")).timestamp()
+    if path.stat().st_mtime > fixed:
+        moment = fixed - timedelta(hours=1).total_seconds()
+        os.utime(path, (moment, moment))
+
+
 @pytest.fixture(autouse=True)
 def bare_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No git identity, no global git config, no colour, a fixed clock: what cron gives memdream."""

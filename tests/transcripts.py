@@ -317,9 +317,63 @@ class ClaudeSession:
         text = CLAUDE_REJECT_WITH_REASON + said if said else CLAUDE_REJECT
         return self._tool_result(tool_id, text, True, f"Error: {text}")
 
+    # 2.1 --------------------------------------------------------------------------------------------
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """A bookkeeping record of 2.x (``progress``, ``attachment``, ``mode``, ``permission-mode``,
+        ``last-prompt``, ``ai-title``, ``file-history-snapshot``, ``queue-operation``, ...). Title, mode and
+        prompt records carry only the session id; the others the whole envelope, a uuid and a time."""
+        if kind in ("ai-title", "custom-title", "mode", "permission-mode", "last-prompt", "agent-name"):
+            self.lines.append({"type": kind, **fields, "sessionId": self.session_id})
+            return
+        if kind in ("file-history-snapshot", "queue-operation"):
+            self.lines.append({"type": kind, **fields, "sessionId": self.session_id,
+                               "timestamp": self._clock.advance(0.1, 0.5)})
+            return
+        uid, stamp = self._next(), self._clock.advance(0.1, 0.5)
+        self._append({**self._envelope(), "type": kind, **fields}, uid, stamp)
+
+    def task_create(self, subject: str, number: int) -> str:
+        """2.1's TaskCreate (a todo item) and its result naming the task's number."""
+        tool_id = self._tool_use("TaskCreate", {"subject": subject, "description": subject,
+                                                "activeForm": _active_form(subject)})
+        return self._tool_result(tool_id, f"Task #{number} created successfully: {subject}", False,
+                                 {"task": {"id": str(number), "subject": subject}})
+
+    def task_update(self, number: int, status: str) -> str:
+        tool_id = self._tool_use("TaskUpdate", {"taskId": str(number), "status": status})
+        return self._tool_result(tool_id, f"Updated task #{number} status", False,
+                                 {"success": True, "taskId": str(number), "updatedFields": ["status"]})
+
+    def synthetic(self, text: str) -> str:
+        """A message Claude Code makes up in the model's name (an API error): model ``<synthetic>``."""
+        uid, stamp = self._next(), self._clock.advance(1.0, 3.0)
+        message = {"model": "<synthetic>", "id": str(uuid.uuid5(_NAMESPACE, uid)), "type": "message",
+                   "role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": "stop_sequence",
+                   "usage": {"input_tokens": 0, "output_tokens": 0}}
+        return self._append({**self._envelope(), "message": message, "type": "assistant", "isApiErrorMessage": True},
+                            uid, stamp)
+
+    def subagent(self, agent_id: str) -> ClaudeSession:
+        """A sub-agent of this session, as 2.x writes it into ``agent-<agent_id>.jsonl``: the parent's session
+        id, ``isSidechain`` and ``agentId`` on every line. Write it with :meth:`write_agent`."""
+        child = ClaudeSession(self.session_id, self.cwd, datetime.fromisoformat(
+            self.lines[-1]["timestamp"].replace("Z", "+00:00")) if self.lines else datetime.now(timezone.utc),
+            self.git_branch, self.version, self.model)
+        child._counter = 1000 + self._counter  # its uuids differ from the parent's
+        child.agent_id = agent_id
+        return child
+
+    agent_id: str | None = None
+
     def write(self, folder: Path) -> Path:
         """Write ``<folder>/<session_id>.jsonl`` and return its path."""
         return _write_lines(Path(folder) / f"{self.session_id}.jsonl", self.lines)
+
+    def write_agent(self, folder: Path) -> Path:
+        """Write a sub-agent's ``<folder>/agent-<agent_id>.jsonl``: its lines marked as Claude Code marks them."""
+        lines = [{**line, "isSidechain": True, "agentId": self.agent_id} for line in self.lines]
+        return _write_lines(Path(folder) / f"agent-{self.agent_id}.jsonl", lines)
 
 
 def _numbered(text: str) -> str:

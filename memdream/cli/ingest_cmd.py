@@ -12,7 +12,7 @@ from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, memory_r
 if TYPE_CHECKING:
     from memdream.ingest.pipeline import IngestReport
 
-LOG_FORMATS = ("auto", "memdream", "claude-code", "codex", "openai-chat", "memory-file")
+LOG_FORMATS = ("auto", "memdream", "claude-code", "codex", "openai-chat", "aider", "memory-file")
 
 
 def output_format(given: str, log_format: str | None) -> tuple[DataFormat, str | None]:
@@ -49,7 +49,9 @@ def ingest(
         typer.Option("--session", metavar="NAME", help="Session name for every event (default: from the log).",
                      show_default=False),
     ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Unknown fields are errors, not kept under meta.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A file of a folder that cannot be read stops the run "
+                                                          "(default: skipped and reported); unknown fields are "
+                                                          "errors, not kept under meta.")] = False,
     skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Skip and count malformed lines instead of "
                                                               "rejecting the whole file.")] = False,
     use_spool: Annotated[bool, typer.Option("--spool", help="Also ingest every transcript queued by "
@@ -64,8 +66,10 @@ def ingest(
 ) -> None:
     """Read agent logs into the raw layer: redacted before writing, deduplicated, segmented.
 
-    A malformed line names its file and line, and nothing from that file is kept. Ingesting
-    the same input twice adds nothing.
+    A malformed line names its file and line, and nothing from that file is kept; in a folder,
+    that file is skipped and reported and the others are read (--strict: the run stops). A cut
+    last line (a log still being written) is left for the next ingest. Ingesting the same input
+    twice adds nothing.
     """
     chosen, log_format = output_format(output, log_format)
     from memdream.ingest.pipeline import IngestOptions, ingest
@@ -119,7 +123,12 @@ def _notes(report: IngestReport) -> list[str]:
             notes.append(f"{report.total(key)} {text}")
     notes.extend(f"excluded: {item.source}: {why}" for item in report.sources if item.format != "excluded"
                  for why in item.excluded)
+    if report.skipped_types:
+        notes.append("skipped record types: " + ", ".join(f"{name} {count:,}"
+                                                           for name, count in report.skipped_types.most_common()))
+    notes.extend(f"last line still being written, left for the next ingest: {where}" for where in report.partial)
     notes.extend(f"empty file skipped: {path}" for path in report.empty)
+    notes.extend(f"file skipped: {problem}" for problem in report.skipped_files)
     notes.extend(f"spooled transcript no longer exists: {path}" for path in report.missing)
     notes.extend(f"spooled transcript skipped: {problem}" for problem in report.failed)
     return notes

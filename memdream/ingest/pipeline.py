@@ -82,6 +82,9 @@ class SourceReport:
     future_timestamps: int = 0  # events dated more than a day after the ingest clock (tagged future-ts)
     # What the user kept out (ingest.exclude, #memdream:off): the file, or each session, and why.
     excluded: list[str] = field(default_factory=list)
+    # Records read and left out on purpose, by type: a new format version shows here.
+    skipped_types: Counter[str] = field(default_factory=Counter)
+    partial_line: int | None = None  # a cut last line, left for the next ingest
 
 
 @dataclass
@@ -92,6 +95,8 @@ class IngestReport:
     missing: list[str] = field(default_factory=list)  # spooled transcripts that no longer exist
     failed: list[str] = field(default_factory=list)  # spooled transcripts that could not be read
     empty: list[str] = field(default_factory=list)  # empty files of a folder, skipped
+    # Files of a folder that could not be read, each "<file>: <why>"; nothing of them was kept.
+    skipped_files: list[str] = field(default_factory=list)
     commit: str | None = None
 
     def total(self, name: str) -> int:
@@ -104,6 +109,18 @@ class IngestReport:
             total.update(report.redactions)
         return total
 
+    @property
+    def skipped_types(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for report in self.sources:
+            total.update(report.skipped_types)
+        return total
+
+    @property
+    def partial(self) -> list[str]:
+        """The sources whose last line was cut: "<source>:<line>"."""
+        return [f"{report.source}:{report.partial_line}" for report in self.sources if report.partial_line]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "added": self.total("added"), "duplicates": self.total("duplicates"),
@@ -115,13 +132,16 @@ class IngestReport:
             "segments": [record.__dict__ for record in self.segments],
             "recovered_segments": self.recovered, "missing_transcripts": self.missing,
             "failed_transcripts": self.failed, "empty_files": self.empty, "commit": self.commit,
+            "skipped_files": self.skipped_files, "partial_lines": self.partial,
+            "skipped_record_types": dict(self.skipped_types.most_common()),
             "excluded": sum(len(report.excluded) for report in self.sources),
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
                  "duplicates": r.duplicates, "id_collisions": r.id_collisions,
                  "future_timestamps": r.future_timestamps, "synthetic_timestamps": r.synthetic_timestamps,
                  "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
-                 "redactions": dict(sorted(r.redactions.items())), "excluded": r.excluded}
+                 "redactions": dict(sorted(r.redactions.items())), "excluded": r.excluded,
+                 "skipped_record_types": dict(r.skipped_types.most_common()), "partial_line": r.partial_line}
                 for r in self.sources
             ],
         }
@@ -229,7 +249,7 @@ class _Run:
         with source.open() as stream:
             head = sources_mod.head_text(source, stream)
             fmt = self._format_of(source, head, detect_format)
-            report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped)
+            report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped, skipped_types=ctx.skipped_types)
             mark = self.writer.mark()
             self.tagger.begin()
             self.seen.begin()
@@ -256,6 +276,7 @@ class _Run:
                 raise
             if marked:
                 self._rollback(mark)
+        report.partial_line = ctx.partial
         return report, marked
 
     def _rollback(self, mark: Any) -> None:
@@ -329,6 +350,7 @@ class _Run:
             self.pool = ChunkPool(workers, self.redactor)
         from memdream.ingest.workers import chunk_jobs
 
+        ctx.unterminated = _unterminated_line(source.path)
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)
         claim, tags_for, write = self.seen.claim, self.tagger.tags_for, self.writer.write_fields
         dumps, named = orjson.dumps, Ready._make  # a READY record is a plain tuple laid out as Ready
@@ -496,6 +518,19 @@ def _size_of(source: sources_mod.Source) -> int | None:
         return None
 
 
+def _unterminated_line(path: Path) -> int | None:
+    """The number of the file's last line when it has no line end (the file is still being written)."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, 2)
+        if size == 0:
+            return None
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return None
+        handle.seek(0)
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b"")) + 1
+
+
 def _advancing(events: Iterator[dict[str, Any]], stream: Any, advance: Advance) -> Iterator[dict[str, Any]]:
     """``events``, moving the progress bar by the bytes read every few hundred of them."""
     done = 0
@@ -562,6 +597,15 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
                     if not source.in_folder:
                         raise
                     report.empty.append(source.name)
+                except InvalidInput as error:  # ingest_source has dropped what this file added
+                    # One file of a folder never stops the others; --strict makes it stop the run.
+                    if not source.in_folder or options.strict:
+                        raise
+                    report.skipped_files.append(_without_prefix(str(error), source.name))
+                except (PermissionError, FileNotFoundError) as error:  # unreadable, or gone since the walk
+                    if not source.in_folder or options.strict:
+                        raise
+                    report.skipped_files.append(f"{source.name}: cannot read ({error.strerror or error})")
             for source in spooled:  # hook transcripts: --format is about the named inputs
                 try:
                     report.sources.append(run.ingest_source(source, detect_format=True))
@@ -578,6 +622,11 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
                 report.segments or report.recovered or manifest_commit.pending(memory)):
             report.commit = _commit_manifest(memory, report)
     return report
+
+
+def _without_prefix(message: str, name: str) -> str:
+    """``<name>: <why>`` once, whether or not the error already names the file."""
+    return message if message.startswith(name) else f"{name}: {message}"
 
 
 @contextmanager

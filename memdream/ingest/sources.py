@@ -112,8 +112,9 @@ def resolve(arguments: list[str]) -> list[Source]:
         if path.is_dir():
             found = sorted(item for item in path.rglob("*") if _wanted_in_folder(path, item))
             if not found:
-                raise InvalidInput(f"{argument}: no log files ({', '.join(LOG_SUFFIXES)}) nor instruction "
-                                   "files (CLAUDE.md, AGENTS.md, ...) in this folder")
+                raise InvalidInput(f"{argument}: no log files ({', '.join(LOG_SUFFIXES)}), aider chat histories "
+                                   "(.aider.chat.history.md) nor instruction files (CLAUDE.md, AGENTS.md, ...) "
+                                   "in this folder")
             sources.extend(Source(str(item), item, in_folder=True) for item in found)
         elif path.is_file():
             sources.append(Source(argument, path))
@@ -127,16 +128,19 @@ _VENDORED = frozenset({"node_modules", "site-packages", "vendor", "third_party"}
 
 
 def _wanted_in_folder(folder: Path, item: Path) -> bool:
-    """A log file, or a file agents read their instructions from (CLAUDE.md, AGENTS.md, a Codex
-    memories folder's MEMORY.md), outside hidden folders (but the folder named may be one: ~/.codex)."""
+    """A log file, aider's chat history, or a file agents read their instructions from (CLAUDE.md,
+    AGENTS.md, a Codex memories folder's MEMORY.md), outside hidden folders (but the folder named may
+    be one: ~/.codex). Hidden files are left out too, but for ``.aider.chat.history.md``: aider hides it."""
+    from memdream.ingest.adapters.aider import HISTORY_FILE
     from memdream.ingest.adapters.memory_files import is_memory_file
 
     parts = item.relative_to(folder).parts
-    if any(part.startswith(".") for part in parts) or not item.is_file():
+    hidden_file = item.name.startswith(".") and item.name != HISTORY_FILE
+    if hidden_file or any(part.startswith(".") for part in parts[:-1]) or not item.is_file():
         return False
     if item.suffix.lower() in LOG_SUFFIXES:
         return True
-    return is_memory_file(item) and not _VENDORED.intersection(parts)
+    return (is_memory_file(item) or item.name == HISTORY_FILE) and not _VENDORED.intersection(parts)
 
 
 def head_text(source: Source, stream: BinaryIO) -> str:
@@ -165,6 +169,8 @@ def text_lines(stream: BinaryIO, ctx: ParseContext) -> Iterator[str]:
         if not raw:
             return
         number += 1
+        if raw[-1:] != b"\n" and len(raw) < limit:
+            ctx.unterminated = number  # the end of the file, cut: perhaps a line still being written
         if len(raw) == limit and raw[-1:] != b"\n":
             ctx.bad(number, too_long())  # raises unless skipping: before reading the rest
             _skip_rest(stream)

@@ -15,7 +15,12 @@ Raw events may carry free labels (raw-events.md); ours are these:
   project:<name>         the project the session worked on (memdream.memory.project)
   future-ts              a timestamp later than the ingest clock allows
   summary                a log's own summary of earlier turns (not what happened: no evidence)
-  sidechain              a sub-agent's turn (Claude Code)
+  sidechain              a sub-agent's turn (Claude Code: inline, or from its agent-*.jsonl file)
+  title                  the title a log gives its session (Claude Code's ``ai-title``, ``custom-title`` and
+                         ``summary`` lines): the best headline a session has, never what the user said
+  synthetic              a message the harness made up in the agent's name (an API error, "No response
+                         requested."): not the agent's words
+  interrupted            the user stopped the agent ("[Request interrupted by user]")
   memory-file            a rule or fact from a file the user wrote for agents (CLAUDE.md, AGENTS.md, a
                          Codex memories folder): a standing instruction even without "always" or "never"
 """
@@ -34,6 +39,9 @@ PROJECT_TAG = "project:"
 FUTURE_TAG = "future-ts"
 SUMMARY_TAG = "summary"
 SIDECHAIN_TAG = "sidechain"
+TITLE_TAG = "title"
+SYNTHETIC_TAG = "synthetic"
+INTERRUPTED_TAG = "interrupted"
 MEMORY_FILE_TAG = "memory-file"
 
 # Ingest tags every event: the usual numbers are built once.

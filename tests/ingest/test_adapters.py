@@ -226,7 +226,7 @@ def test_detect_reads_a_first_line_cut_by_the_head_limit() -> None:
 
 
 def test_registry_names_match_modules() -> None:
-    assert set(adapters()) == {"memdream", "claude-code", "codex", "openai-chat", "memory-file"}
+    assert set(adapters()) == {"memdream", "claude-code", "codex", "openai-chat", "aider", "memory-file"}
 
 
 def test_detect_accepts_the_locomo_bench_events() -> None:

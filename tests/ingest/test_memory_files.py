@@ -14,6 +14,7 @@ from memdream import yamlio
 from memdream.ingest.adapters import ParseContext, memory_files
 from memdream.memory.paths import MemoryPaths
 from memdream.memory.raw import RawLayer
+from tests.conftest import before_the_clock
 from tests.gitutil import git
 
 SECRET = "ghp_Zq4V8nR2mK7pL1sT9wX3yB6cD0fH5jN8aE2u"
@@ -87,6 +88,7 @@ def project_folder(tmp_path: Path, name: str = "billing-api") -> Path:
 
 
 def parsed(path: Path) -> list[dict[str, Any]]:
+    before_the_clock(path)
     ctx = ParseContext(source=str(path), default_session="unused", modified=path.stat().st_mtime)
     with open(path, encoding="utf-8") as stream:
         return list(memory_files.parse(iter(stream), ctx))

@@ -18,6 +18,7 @@ from memdream import schemas
 from memdream.ingest.adapters import ParseContext, claude_code, codex, memdream_jsonl, openai_chat
 from memdream.ingest.adapters._common import headline
 from memdream.memory.project import clean_name, name_from_path, name_from_url, project_name
+from tests.conftest import before_the_clock
 from tests.gitutil import git
 
 Event = dict[str, Any]
@@ -148,6 +149,7 @@ class Codex:
 
 
 def parse(adapter: ModuleType, path: Path) -> list[Event]:
+    before_the_clock(path)
     ctx = ParseContext(source=str(path), default_session=path.stem, modified=path.stat().st_mtime)
     with open(path, encoding="utf-8") as handle:
         events = list(adapter.parse(iter(handle), ctx))
@@ -550,7 +552,7 @@ def test_claude_interruption_takes_the_next_message_as_its_words(tmp_path: Path)
     assert feedback == [{"session": CLAUDE_SESSION, "ts": session.lines[3]["timestamp"], "kind": "feedback",
                          "actor": "user", "verdict": "reject", "target": call,
                          "text": "Don't run the whole suite, it needs docker. Just run test_rounding.py.",
-                         "id": marker, "tags": ["project:billing-api"]}]
+                         "id": marker, "tags": ["interrupted", "project:billing-api"]}]
     assert events[-1]["id"] == words and events[-1]["kind"] == "message"  # the message is still there
 
 

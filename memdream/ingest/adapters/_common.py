@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memdream import jsonio, schemas
-from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters import CUT_LINE_REASON, ParseContext
 from memdream.ingest.validate import calendar_valid, fast_valid, is_future, ts_problem
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, SIDECHAIN_TAG
 
@@ -55,7 +55,7 @@ def json_error(exc: json.JSONDecodeError) -> str:
     if isinstance(exc, jsonio.LimitError):  # valid JSON, maybe, but too deep or too long to read
         return f"JSON {exc.msg}"
     # The decoder's own "line 1 column 5" would contradict our line numbers: keep the column only.
-    return f"not valid JSON: {exc.msg} (column {exc.colno})"
+    return f"{CUT_LINE_REASON}: {exc.msg} (column {exc.colno})"
 
 
 def load_object(text: str, lineno: int, ctx: ParseContext) -> dict[str, Any] | None:

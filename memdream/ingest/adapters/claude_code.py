@@ -1,25 +1,38 @@
-"""Claude Code session transcripts (``~/.claude/projects/<project>/<sessionId>.jsonl``).
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<sessionId>.jsonl``), 1.0 to 2.1.
 
-Only ``user`` and ``assistant`` lines carry the conversation; every other line type
-(``summary`` titles, ``system`` notices, ``file-history-snapshot`` undo data, ...) is the
-harness's bookkeeping and is skipped. Claude Code also writes harness text *as* user lines
-(``isMeta`` caveats, slash-command echoes); those are skipped too, so that what is left is
-what the user and the agent actually said and did. A compaction summary (``isCompactSummary``)
-is the one harness line kept, as a ``summary`` note: after a compaction it is the only record
-of what the session had done.
+``user`` and ``assistant`` lines carry the conversation. Of the other record types, the session's
+titles are kept (``ai-title``, ``custom-title``, and a ``summary`` line whose ``leafUuid`` is a
+record of this file), as ``note`` events tagged ``title``, placed at the record they name; a
+compaction (``compact_boundary``, then the summary the model wrote, flagged ``isCompactSummary``
+or, in older versions, only recognisable by its opening words) is a ``note`` tagged ``summary``,
+never the user's words. Every other type is the harness's bookkeeping (``progress``,
+``attachment``, ``mode``, ``permission-mode``, ``last-prompt``, ``queue-operation``,
+``file-history-snapshot``, ``system`` notices, and types not invented yet): read, counted in the
+report by type, and left out. Claude Code also writes harness text *as* user lines (``isMeta``
+caveats, slash-command echoes); those are left out too, so that what is left is what the user and
+the agent actually said and did. A message the harness made up in the agent's name (model
+``<synthetic>``: API errors) is a ``note`` tagged ``synthetic``.
+
+Sub-agents write their turns inline (``isSidechain``, 1.0) or into ``agent-<id>.jsonl`` files
+beside the session or under ``<session>/subagents/`` (2.x); either way their records carry the
+parent's ``sessionId``, so they join the parent session, tagged ``sidechain``: their tool errors
+and fixes count, but a sub-agent's prompt is never the user's goal.
 
 Dream learns from more than the conversation, so the adapter also keeps: the session's first
-real request as a ``goal``, each ``TodoWrite`` list as a ``plan``, the call's command line on
+real request as a ``goal``, each todo list as a ``plan`` (``TodoWrite``'s whole list; in 2.1 the
+list that ``TaskCreate`` and ``TaskUpdate`` calls build up), the call's command line on
 each tool result (``args.command``), the words the user typed after rejecting or interrupting
 a tool use (on the ``feedback``), and the project (``project:<name>``, from ``cwd``) as a tag.
 
 Ids come from the line's ``uuid`` (``<uuid>``, or ``<uuid>.<block index>`` when one line
 yields several events), so ``log://<sessionId>#<uuid>`` stays stable across ingests; a goal
-or plan takes the id of the event it comes from plus ``:goal`` / ``:plan``.
+or plan takes the id of the event it comes from plus ``:goal`` / ``:plan``; a title
+``<leafUuid>:title`` or ``title:<digest of its text>``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,7 +57,7 @@ from memdream.ingest.adapters._common import (
     todo_items,
 )
 from memdream.memory.project import project_name
-from memdream.memory.tags import SIDECHAIN_TAG, SUMMARY_TAG
+from memdream.memory.tags import INTERRUPTED_TAG, SIDECHAIN_TAG, SUMMARY_TAG, SYNTHETIC_TAG, TITLE_TAG
 from memdream.toolcalls import command_line
 
 NAME = "claude-code"
@@ -60,6 +73,10 @@ INTERRUPTED_TOOL = "[Request interrupted by user for tool use]"
 INTERRUPTION_TEXT = "interrupted by user"  # the feedback's text until the user says more
 COMPACT_SUMMARY = "This session is being continued from a previous conversation"
 TODO_TOOL = "TodoWrite"
+# 2.1 keeps the todo list as tasks: each TaskCreate adds one ("Task #3 created successfully: ..."),
+# each TaskUpdate changes one by its id.
+TASK_CREATE, TASK_UPDATE = "TaskCreate", "TaskUpdate"
+_TASK_NUMBER = re.compile(r"Task #(\d+)")
 # Text the harness writes into user lines: slash commands, local shell escapes, reminders.
 HARNESS_TAGS = (
     "<command-name>",
@@ -85,7 +102,8 @@ NOT_REQUESTS = (
 SYNTHETIC_MODEL = "<synthetic>"
 
 _CONVERSATION = ("user", "assistant")
-_KNOWN_TYPES = ("user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation")
+# Title records and the field that holds the title.
+_TITLES = {"ai-title": "aiTitle", "custom-title": "customTitle"}
 
 
 @dataclass
@@ -144,26 +162,37 @@ class _State:
     project_known: bool = False  # the first line with a cwd decides the project
     goals: set[str] = field(default_factory=set)  # sessions whose goal is out already
     unexplained: _Unexplained = field(default_factory=_Unexplained)
+    stamps: dict[str, Any] = field(default_factory=dict)  # uuid -> its record's time, where titles point
+    summaries: dict[str, str] = field(default_factory=dict)  # leafUuid -> title, until that record comes
+    titles: set[str] = field(default_factory=set)  # title texts out already
+    untimed: list[str] = field(default_factory=list)  # titles read before any record had a time
+    tasks: dict[str, list[str]] = field(default_factory=dict)  # task id -> [subject, status] (2.1 todos)
+    task_calls: dict[str, str] = field(default_factory=dict)  # TaskCreate call id -> the id it assumed
 
 
 def sniff(head: str) -> bool:
-    for text, value in head_lines(head, limit=5):
-        if isinstance(value, dict):
-            return _looks_like_claude(value)
-        # A cut first line: Claude Code's field names are distinctive enough.
-        return value is None and '"sessionId"' in text and ('"parentUuid"' in text or '"uuid"' in text)
+    for text, value in head_lines(head, limit=8):
+        if not isinstance(value, dict):
+            # A cut first line: Claude Code's field names are distinctive enough.
+            return value is None and '"sessionId"' in text and ('"parentUuid"' in text or '"uuid"' in text)
+        verdict = _claude_line(value)
+        if verdict is not None:
+            return verdict
     return False
 
 
-def _looks_like_claude(line: dict[str, Any]) -> bool:
-    kind = line.get("type")
-    if kind == "summary":
+def _claude_line(line: dict[str, Any]) -> bool | None:
+    """Whether a line is Claude Code's, by its envelope rather than its type (new versions bring new
+    types); None when this line cannot tell and the next one must."""
+    if not isinstance(line.get("type"), str) or "payload" in line:  # memdream's "kind", Codex's envelope
+        return False
+    if "sessionId" in line:  # every record of a session names it, whatever its type
+        return True
+    if line["type"] == "summary":  # titles at the top of a file name no session, only a record
         return "leafUuid" in line
-    if kind == "file-history-snapshot":
+    if line["type"] == "file-history-snapshot":
         return "messageId" in line
-    if kind == "queue-operation":  # prompts queued while the agent works: no uuid of their own
-        return "sessionId" in line
-    return kind in _KNOWN_TYPES and "sessionId" in line and "uuid" in line
+    return None
 
 
 def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
@@ -173,30 +202,108 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
         if line is None:
             continue
         _see_project(line, state)
-        if not _is_conversation(line):
-            continue
+        for event in _record_events(line, lineno, ctx, state):
+            yield from state.unexplained.offer(event)
+    yield from state.unexplained.release()
+    for _ in state.summaries:  # titles of records in other files: another session's
+        ctx.skip_type("summary (another session's)")
+    for _ in state.untimed:
+        ctx.skip_type("ai-title (no time in the file)")
+
+
+def _record_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
+    """The events of one record, whatever its type."""
+    kind = string(line.get("type"))
+    if kind in _CONVERSATION:
+        if line.get("isMeta"):
+            ctx.skip_type(f"{kind} (isMeta)")
+            return
         uuid = line.get("uuid")
         if isinstance(uuid, str):
             # A resumed session can repeat a record verbatim; one event per record keeps ids unique.
             if uuid in state.seen:
-                continue
+                return
             state.seen.add(uuid)
-        for event in _line_events(line, lineno, ctx, state):
-            yield from state.unexplained.offer(event)
-    yield from state.unexplained.release()
+        yield from _line_events(line, lineno, ctx, state)
+        if isinstance(uuid, str):
+            yield from _titles_at(uuid, line, lineno, ctx, state)
+    elif kind is not None and kind in _TITLES:
+        yield from _title(string(line.get(_TITLES[kind])), None, line, lineno, ctx, state)
+    elif kind == "summary":
+        yield from _summary_title(line, lineno, ctx, state)
+    elif kind == "system" and line.get("subtype") == "compact_boundary":
+        state.clock.see(line.get("timestamp"))  # the summary follows as a user line
+    else:
+        ctx.skip_type(_type_name(line))
+        state.clock.see(line.get("timestamp"))
+
+
+def _type_name(line: dict[str, Any]) -> str:
+    """How the report names a record type: ``progress``, ``system:api_error``, ``(no type)``."""
+    kind = line.get("type")
+    if not isinstance(kind, str):
+        return "(no type)"
+    subtype = line.get("subtype")
+    return f"{kind}:{subtype}" if kind == "system" and isinstance(subtype, str) else kind
+
+
+# --- titles -----------------------------------------------------------------------------------
+
+
+def _summary_title(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
+    """A ``summary`` line titles the conversation that ends at record ``leafUuid``: this session's when
+    that record is in this file (it may come before or after the line), else another's, not kept."""
+    leaf, text = string(line.get("leafUuid")), string(line.get("summary"))
+    if leaf is None or text is None:
+        ctx.skip_type("summary")
+        return
+    if leaf in state.stamps:
+        yield from _title(text, leaf, line, lineno, ctx, state, state.stamps[leaf])
+    else:
+        state.summaries[leaf] = text
+
+
+def _titles_at(uuid: str, line: dict[str, Any], lineno: int, ctx: ParseContext, state: _State
+               ) -> Iterator[Event]:
+    """Titles waiting for this record: a summary naming it, titles read before any time was known."""
+    ts = state.clock.last
+    state.stamps[uuid] = ts
+    waiting = state.summaries.pop(uuid, None)
+    if waiting is not None:
+        yield from _title(waiting, uuid, line, lineno, ctx, state, ts)
+    untimed, state.untimed = state.untimed, []
+    for text in untimed:
+        yield from _title(text, None, line, lineno, ctx, state, ts)
+
+
+def _title(text: str | None, leaf: str | None, line: dict[str, Any], lineno: int, ctx: ParseContext,
+           state: _State, ts: Any = None) -> Iterator[Event]:
+    """A title as a ``note`` tagged ``title``, dated at the record it names (or the last time seen: title
+    records have none of their own), so that a file that grows dates it the same way each time."""
+    if text is None or not text.strip():
+        ctx.skip_type(_type_name(line))
+        return
+    text = text.strip()
+    if text in state.titles:
+        return
+    ts = ts if ts is not None else state.clock.last
+    if ts is None:
+        state.untimed.append(text)
+        return
+    state.titles.add(text)
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=4).hexdigest()
+    event: Event = {"session": ctx.session_for(string(line.get("sessionId")) or state.session), "ts": ts,
+                    "id": f"{leaf}:title" if leaf else f"title:{digest}", "kind": "note", "actor": "system",
+                    "text": text}
+    add_tags(event, TITLE_TAG, *project_tag(state.project))
+    if checked(event, lineno, ctx):
+        yield event
 
 
 def _see_project(line: dict[str, Any], state: _State) -> None:
     cwd = string(line.get("cwd"))
     if cwd is not None and not state.project_known:
         state.project, state.project_known = project_name(cwd), True
-
-
-def _is_conversation(line: dict[str, Any]) -> bool:
-    if line.get("type") not in _CONVERSATION or line.get("isMeta"):
-        return False
-    message = line.get("message")
-    return not (isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL)
 
 
 def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
@@ -210,10 +317,13 @@ def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _S
     state.session = string(line.get("sessionId")) or state.session
     if state.context is None:
         state.context = _context(line)
-    if line.get("isCompactSummary"):
-        drafts = _summary(message.get("content"))
+    content = message.get("content")
+    if line.get("isCompactSummary") or (line["type"] == "user" and _is_compact_summary(content)):
+        drafts = _note(content, SUMMARY_TAG)
+    elif message.get("model") == SYNTHETIC_MODEL:
+        drafts = _note(content, SYNTHETIC_TAG)
     else:
-        drafts = _drafts(line["type"], message.get("content"), state)
+        drafts = _drafts(line["type"], content, state)
     uuid = string(line.get("uuid"))
     for event in number_ids(uuid, drafts):
         event = _finish(event, line, ts, ctx.session_for(state.session), state)
@@ -224,17 +334,23 @@ def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _S
             state.goals.add(goal["session"])
             yield goal
         yield event
-        plan = _plan(event)
+        plan = _plan(event, state)
         if plan is not None and checked(plan, lineno, ctx):
             yield plan
 
 
-def _summary(content: Any) -> list[tuple[int, Event]]:
-    """A compaction summary as a note: what the session did before its context was compacted."""
+def _is_compact_summary(content: Any) -> bool:
+    """Older versions wrote the compaction summary as a plain user line: known by its opening."""
+    return text_of(content).lstrip().startswith(COMPACT_SUMMARY)
+
+
+def _note(content: Any, tag: str) -> list[tuple[int, Event]]:
+    """Text the harness wrote, as a system note: a compaction summary (what the session did before
+    its context was compacted) or a made-up message (an API error)."""
     text = text_of(content)
     if not text.strip():
         return []
-    return [(0, {"kind": "note", "actor": "system", "text": text, "tags": [SUMMARY_TAG]})]
+    return [(0, {"kind": "note", "actor": "system", "text": text, "tags": [tag]})]
 
 
 def _goal(event: Event, line: dict[str, Any], state: _State) -> Event | None:
@@ -244,10 +360,39 @@ def _goal(event: Event, line: dict[str, Any], state: _State) -> Event | None:
     return goal_before(event)
 
 
-def _plan(event: Event) -> Event | None:
-    if event["kind"] != "tool_call" or event.get("tool") != TODO_TOOL:
+def _plan(event: Event, state: _State) -> Event | None:
+    if event["kind"] != "tool_call":
         return None
-    return plan_after(event, todo_items(event.get("args", {}).get("todos"), "content"))
+    tool, args = event.get("tool"), event.get("args", {})
+    if tool == TODO_TOOL:
+        return plan_after(event, todo_items(args.get("todos"), "content"))
+    if tool == TASK_CREATE and isinstance(args.get("subject"), str):
+        # The id comes with the result; tasks are numbered in order, so assume the next one meanwhile.
+        assumed = str(len(state.tasks) + 1)
+        while assumed in state.tasks:
+            assumed = str(int(assumed) + 1)
+        state.tasks[assumed] = [args["subject"], "pending"]
+        if isinstance(event.get("call_id"), str):
+            state.task_calls[event["call_id"]] = assumed
+    elif tool == TASK_UPDATE and str(args.get("taskId")) in state.tasks:
+        task = state.tasks[str(args["taskId"])]
+        if args.get("status") == "deleted":
+            del state.tasks[str(args["taskId"])]
+        else:
+            task[0] = args["subject"] if isinstance(args.get("subject"), str) else task[0]
+            task[1] = args["status"] if isinstance(args.get("status"), str) else task[1]
+    else:
+        return None
+    return plan_after(event, [tuple(task) for task in state.tasks.values()])
+
+
+def _task_created(call_id: str | None, text: str, state: _State) -> None:
+    """Give a created task the id its result names, when it is not the one assumed."""
+    assumed = state.task_calls.pop(call_id or "", None)
+    found = _TASK_NUMBER.search(text)
+    if assumed is None or found is None or found.group(1) == assumed or found.group(1) in state.tasks:
+        return
+    state.tasks = {found.group(1) if key == assumed else key: task for key, task in state.tasks.items()}
 
 
 def _is_request(event: Event) -> bool:
@@ -351,6 +496,7 @@ def _user_text(text: str, state: _State) -> Event | None:
                 "verdict": "reject",
                 "target": target,
                 "text": INTERRUPTION_TEXT,
+                "tags": [INTERRUPTED_TAG],
             }
         )
     return {"kind": "message", "actor": "user", "text": text}
@@ -375,6 +521,8 @@ def _tool_result(block: dict[str, Any], state: _State) -> Event | None:
         # The interruption line that follows carries the verdict; this result only says which call.
         state.cancelled = call.event_id
         return None
+    if call.tool == TASK_CREATE:
+        _task_created(call_id, text, state)
     failed = bool(block.get("is_error"))
     return compact(
         {

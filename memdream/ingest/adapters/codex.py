@@ -17,6 +17,14 @@ and the project (``project:<name>``, from ``session_meta``'s repository URL or `
 The older format (first line a bare ``{id, timestamp, instructions}``, then bare response
 items with no timestamps) is read too; its events inherit the session's timestamp.
 
+The shell tool has had several names (``shell``, ``shell_command``, ``local_shell``,
+``exec_command``); an ``exec_command`` still running when it returned ("Process running with
+session ID N") is continued by ``write_stdin`` calls on that session, whose outputs are the
+command's: they carry its command line and its exit code. A review sub-agent's rollout
+(``session_meta.source.subagent``) is tagged ``sidechain``: its prompt is Codex's, not the
+user's goal. Every record left out (reasoning, token counts, ghost snapshots, ``state`` lines of
+the legacy format, types not invented yet) is counted in the report by type.
+
 Tool calls get ``<call_id>`` as id, their outputs ``<call_id>.out`` and their plans
 ``<call_id>:plan``; other events get none and the pipeline derives one.
 """
@@ -49,7 +57,7 @@ from memdream.ingest.adapters._common import (
     todo_items,
 )
 from memdream.memory.project import project_name
-from memdream.memory.tags import SUMMARY_TAG
+from memdream.memory.tags import SIDECHAIN_TAG, SUMMARY_TAG
 from memdream.toolcalls import command_line
 
 NAME = "codex"
@@ -80,6 +88,10 @@ _NOT_REQUESTS = tuple(
 _DECLINED = ("exec command rejected by user", "patch rejected by user")
 PLAN_TOOL = "update_plan"
 _CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+# An exec_command that outlived its wait; write_stdin calls on the session read the rest.
+_RUNNING = re.compile(r"^Process running with session ID (\d+)", re.MULTILINE)
+_STDIN_TOOL = "write_stdin"
+_EXEC_TOOL = "exec_command"
 _EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
 # Only unmistakable failure openings: a tool that merely prints the word "error" did not fail.
 _FAILURE = re.compile(r"^(?:error:|failed to |execution error|command failed)", re.IGNORECASE)
@@ -105,6 +117,8 @@ class _State:
     goals: set[str] = field(default_factory=set)  # sessions whose goal is out already
     records: list[_Record] = field(default_factory=list)
     position: int = 0  # the index in ``records`` of the record being read
+    running: dict[int, str] = field(default_factory=dict)  # exec session id -> the command it runs
+    subagent: bool = False  # a review (or other) sub-agent's rollout: its prompt is not the user's
 
 
 def sniff(head: str) -> bool:
@@ -137,7 +151,11 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
     for position, (lineno, kind, payload, ts) in enumerate(records):
         state.clock.see(ts)
         state.position = position
-        for event in _events(kind, payload, state):
+        handler = _handler(kind, payload)
+        if handler is None:
+            ctx.skip_type(f"{kind}:{string(payload.get('type')) or '?'}" if kind != "turn_context" else kind)
+            continue
+        for event in handler(payload, state):
             finished = _finish(event, lineno, ctx, state)
             if finished is not None:
                 yield from _with_goal_and_plan(finished, lineno, ctx, state)
@@ -157,7 +175,9 @@ def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[_Record]:
             yield lineno, "session_meta", line, line.get("timestamp")
         elif isinstance(line.get("type"), str):
             yield lineno, "response_item", line, None  # legacy: a bare response item
-        elif "record_type" not in line:  # legacy {"record_type": "state"} lines are bookkeeping
+        elif "record_type" in line:  # legacy {"record_type": "state"} lines are bookkeeping
+            ctx.skip_type(str(line["record_type"]))
+        else:
             ctx.bad(lineno, "not a Codex rollout line: no 'type'")
         first = False
 
@@ -180,7 +200,7 @@ def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Even
             return None
         state.emitted.add(event["id"])
     finished: Event = {"session": ctx.session_for(state.session), "ts": ts, **event}
-    add_tags(finished, *project_tag(state.project))
+    add_tags(finished, *((SIDECHAIN_TAG,) if state.subagent else ()), *project_tag(state.project))
     if state.context:
         finished["meta"] = state.context
         state.context = {}
@@ -189,7 +209,7 @@ def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Even
 
 def _with_goal_and_plan(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
     """``event``, after the session's goal when it is the first request, before its plan when it writes one."""
-    if _is_request(event) and event["session"] not in state.goals:
+    if _is_request(event) and event["session"] not in state.goals and not state.subagent:
         goal = goal_before(event)
         if goal is not None and checked(goal, lineno, ctx):
             state.goals.add(goal["session"])
@@ -211,24 +231,24 @@ def _is_request_text(text: Any) -> bool:
     return isinstance(text, str) and bool(text.strip()) and not text.lstrip()[:64].lower().startswith(_NOT_REQUESTS)
 
 
-def _events(kind: str, payload: dict[str, Any], state: _State) -> list[Event]:
+def _handler(kind: str, payload: dict[str, Any]) -> _Handler | None:
+    """What reads a record; None for one left out (counted by the caller)."""
     if kind == "session_meta":
-        _session_meta(payload, state)
-        return []
+        return _session_meta
     item = string(payload.get("type")) or ""
     if kind == "response_item":
-        handler = _RESPONSE_ITEMS.get(item)
-    elif kind == "event_msg":
-        handler = _EVENT_MSGS.get(item)
-    elif kind == "compacted":
-        handler = _compacted
-    else:
-        handler = None  # turn_context: model settings, not events
-    return handler(payload, state) if handler is not None else []
+        return _RESPONSE_ITEMS.get(item)
+    if kind == "event_msg":
+        return _EVENT_MSGS.get(item)
+    if kind == "compacted":
+        return _compacted
+    return None  # turn_context: model settings, not events; envelope types not invented yet
 
 
-def _session_meta(payload: dict[str, Any], state: _State) -> None:
+def _session_meta(payload: dict[str, Any], state: _State) -> list[Event]:
     # A forked rollout repeats its parent's session_meta further down: the first one names the file.
+    if state.session is None:
+        state.subagent = "subagent" in mapping(payload.get("source"))
     state.session = state.session or string(payload.get("id"))
     if state.clock.last is None:
         state.clock.see(payload.get("timestamp"))  # legacy rollouts: the only time in the file
@@ -241,6 +261,7 @@ def _session_meta(payload: dict[str, Any], state: _State) -> None:
             "codex_version": payload.get("cli_version"),
         }
         state.context = {key: value for key, value in found.items() if isinstance(value, str) and value}
+    return []
 
 
 # --- response items ---------------------------------------------------------------------------
@@ -266,9 +287,12 @@ def _response_message(payload: dict[str, Any], state: _State) -> list[Event]:
 
 def _call(call_id: Any, tool: Any, args: dict[str, Any], state: _State) -> list[Event]:
     call_id, tool = string(call_id), string(tool)
-    if call_id and tool:
-        state.tools[call_id] = tool
-    command = command_line(tool, args)
+    command, answered_by = command_line(tool, args), tool
+    if tool == _STDIN_TOOL and args.get("session_id") in state.running:
+        # More of a running command's output: its result reads as that command's.
+        command, answered_by = state.running[args["session_id"]], _EXEC_TOOL
+    if call_id and answered_by:
+        state.tools[call_id] = answered_by
     if call_id and command:
         state.commands[call_id] = command
     return [
@@ -320,6 +344,9 @@ def _call_output(payload: dict[str, Any], state: _State) -> list[Event]:
                     "text": _words_after(state)}
         return [compact(feedback)]
     command = state.commands.get(call_id or "")
+    running = _RUNNING.search(text[:400]) if ok is None else None
+    if running is not None and command:
+        state.running[int(running.group(1))] = command
     result: Event = {
         "kind": "tool_result",
         "id": out_id,

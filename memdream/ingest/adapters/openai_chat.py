@@ -105,6 +105,7 @@ def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
         document = jsonio.loads(stripped)  # refuses what is nested too deeply, before parsing
     except json.JSONDecodeError as exc:
         if stripped.startswith("["):
+            ctx.unterminated = None  # a document is written whole, not line by line: a cut one is broken
             ctx.bad(_line_of(text, text.find(stripped) + exc.pos), json_error(exc))
             return []
         return None  # several JSON values, one per line
@@ -115,6 +116,7 @@ def _document(text: str, ctx: ParseContext) -> list[tuple[int, Any]] | None:
         return _with_lines(text, found.end() - 1 if found else -1, document["messages"])
     if isinstance(document, dict) and "role" in document:
         return [(1, document)]  # a JSONL file of a single message
+    ctx.unterminated = None
     ctx.bad(1, 'expected a list of chat messages or an object with "messages"')
     return []
 
