@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/review_bench.py
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/opt_out_bench.py
+	$(BIN)/python bench/real_sessions.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
