@@ -117,7 +117,8 @@ def _notes(report: IngestReport) -> list[str]:
     for key, text in (
         ("future_timestamps", "event(s) dated more than a day ahead of the clock: kept, tagged future-ts"),
         ("id_collisions", "event(s) whose id was taken by other content: stored under <id>~<digest>"),
-        ("synthetic_timestamps", "message(s) had no time; used the file's modification time"),
+        ("synthetic_timestamps", "message(s) had no time of their own: dated by the file's modification time "
+                                 "or their session's start, in order"),
     ):
         if report.total(key):
             notes.append(f"{report.total(key)} {text}")

@@ -177,7 +177,7 @@ def test_chat_messages_without_times_take_the_file_mtime_in_order_and_the_report
     path = chat_file(tmp_path / "chat.json", EXPORT_CHAT + MORE)
     os.utime(path, (MTIME, MTIME))
     text = ingest(memory, path, as_json=False)
-    assert "5 message(s) had no time; used the file's modification time" in text
+    assert "5 message(s) had no time of their own: dated by the file's modification time" in text
     events = stored(memory)
     times = [event["ts"] for event in events]
     assert times == sorted(times) and times[-1] == "2026-11-08T09:00:00.000Z"
