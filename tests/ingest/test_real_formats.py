@@ -252,3 +252,33 @@ def test_a_broken_file_in_a_folder_is_skipped_and_named_and_the_others_are_store
     assert strict.returncode == 1 and strict.stderr.startswith(f"memdream: {broken}:2: not valid JSON")
     named = memdream("ingest", broken, "-m", memory)  # a file named on its own still fails
     assert named.returncode == 1 and "not valid JSON" in named.stderr
+
+
+# --- Codex: review sub-agents, ghost snapshots, the newer shell names ------------------------------------------
+
+
+def codex_line(ts: str, kind: str, payload: dict[str, Any]) -> str:
+    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}) + "\n"
+
+
+def test_a_codex_review_subagent_is_a_sidechain_and_its_prompt_no_goal(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-2026-11-10T08-00-00-019a0000-0000-7000-8000-000000000001.jsonl"
+    path.write_text("".join([
+        codex_line("2026-11-10T08:00:00.000Z", "session_meta", {
+            "id": "019a0000-0000-7000-8000-000000000001", "timestamp": "2026-11-10T08:00:00.000Z", "cwd": CWD,
+            "cli_version": "0.63.0", "source": {"subagent": "review"}}),
+        codex_line("2026-11-10T08:00:01.000Z", "response_item", {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "Review the diff"}]}),
+        codex_line("2026-11-10T08:00:02.000Z", "response_item", {"type": "ghost_snapshot", "ghost_commit": {}}),
+        codex_line("2026-11-10T08:00:03.000Z", "response_item", {
+            "type": "function_call", "name": "shell_command", "call_id": "c1",
+            "arguments": json.dumps({"command": "git diff --stat"})}),
+        codex_line("2026-11-10T08:00:04.000Z", "response_item", {
+            "type": "function_call_output", "call_id": "c1", "output": "Exit code: 0\nOutput:\n 2 files changed"}),
+        codex_line("2026-11-10T08:00:05.000Z", "event_msg", {"type": "entered_review_mode"}),
+    ]), encoding="utf-8")
+    events, ctx = parse(codex, path)
+    assert [event["kind"] for event in events] == ["message", "tool_call", "tool_result"]
+    assert all("sidechain" in event["tags"] for event in events)
+    assert events[2]["ok"] is True and events[2]["args"] == {"command": "git diff --stat"}
+    assert ctx.skipped_types == {"response_item:ghost_snapshot": 1, "event_msg:entered_review_mode": 1}
