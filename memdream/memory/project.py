@@ -5,6 +5,10 @@ by it, so the name must be the same for every checkout of one repository: the ma
 each ``git worktree`` and a clone on another machine. The repository says who it is best (its
 remote URL); a folder that still exists asks git; a path alone is read by the usual worktree
 layouts; else the folder's own name is all there is.
+
+A temporary folder is no project (a scripted run in ``/tmp/tmpqwh7888i``, a scratch copy in
+``/tmp/work``): what was learned there belongs to no repository anyone will open again, so such a
+session gets no project and dream gives it nothing project-scoped. A remote URL still names it.
 """
 
 from __future__ import annotations
@@ -36,10 +40,28 @@ def _project_name(cwd: str | None, repository_url: str | None) -> str | None:
     return None
 
 
+# Python's tempfile names (tmp + 8 random characters), and the folders systems keep temporary files in.
+_TEMP_NAME = re.compile(r"tmp[a-z0-9_]{6,}")
+_TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/")
+
+
+def is_temporary(cwd: str) -> bool:
+    """Whether ``cwd`` is a temporary folder: a tempfile-made one anywhere, or a folder right under a
+    temporary root (``/tmp/work``; deeper folders there may be a checkout someone works in)."""
+    parts = [part for part in re.split(r"[/\\]+", cwd.strip()) if part]
+    if not parts or _TEMP_NAME.fullmatch(parts[-1].lower()):
+        return True
+    path = "/" + "/".join(parts) + "/"
+    for root in _TEMP_ROOTS:
+        if path.startswith(root):
+            return path.count("/") - root.count("/") <= 1
+    return False
+
+
 def _candidates(cwd: str | None, repository_url: str | None) -> Iterator[str | None]:
     if repository_url is not None:
         yield name_from_url(repository_url)
-    if cwd is None:
+    if cwd is None or is_temporary(cwd):
         return
     if os.path.isdir(cwd):
         yield from _from_git(cwd)

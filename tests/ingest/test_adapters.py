@@ -533,18 +533,18 @@ def test_claude_rejection_without_comment_and_with_memory_hint() -> None:
 
 
 def test_claude_timestamps_inherit_and_must_exist_somewhere() -> None:
-    first = _claude_line("user", "u1", "hello")
+    first = _claude_line("user", "u1", "fix the rounding bug")
     second = {
         key: value for key, value in _claude_line("assistant", "a1", "hi").items() if key != "timestamp"
     }
     events, _ = parse_text(claude_code, jsonl(first, second))
-    assert [event["ts"] for event in events] == ["2026-11-07T10:00:00.000Z"] * 3  # goal, hello, hi
+    assert [event["ts"] for event in events] == ["2026-11-07T10:00:00.000Z"] * 3  # goal, request, hi
     with pytest.raises(InvalidInput, match=r"^log\.jsonl:1: no timestamp"):
         parse_text(claude_code, jsonl(second))
 
 
 def test_claude_repeated_record_and_bad_message() -> None:
-    line = _claude_line("user", "u1", "hello")
+    line = _claude_line("user", "u1", "fix the rounding bug")
     events, ctx = parse_text(
         claude_code, jsonl(line, line, {**line, "uuid": "u2", "message": "oops"}), skip_bad=True
     )
@@ -733,7 +733,10 @@ def test_codex_legacy_rollout_format() -> None:
     events, _ = parse_text(codex, text)
     assert kinds(events) == ["goal", "message", "tool_call", "tool_result"]
     assert {event["session"] for event in events} == {"5f1c0e3a-1111-4222-8333-944455556666"}
-    assert {event["ts"] for event in events} == {"2025-05-07T17:24:21.123Z"}
+    # No times of their own: the session's start and the order of lines, one millisecond a line.
+    times = [event["ts"] for event in events]
+    assert times[0] == times[1] > "2025-05-07T17:24:21.123Z" and times == sorted(times) and len(set(times)) == 3
+    assert all(event["meta"]["ts_synthetic"] is True for event in events)
     assert events[3]["ok"] is True and events[3]["text"] == "a\nb\n"
     assert detect(text) == "codex"
 

@@ -102,7 +102,9 @@ def test_real_legacy_codex_rollouts_take_their_time_from_the_first_line_and_keep
     path = sorted((REAL / "JaydenXsoe__ocodex" / "legacy-format").glob("rollout-*.jsonl"))[0]
     events, ctx = parse(codex, path)
     first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-    assert {event["ts"] for event in events} == {first["timestamp"]}
+    times = [event["ts"] for event in events]
+    assert times == sorted(times) and times[0] > first["timestamp"] and times[0][:16] == first["timestamp"][:16]
+    assert all(event["meta"]["ts_synthetic"] for event in events)
     assert {event["session"] for event in events} == {first["id"]}
     kinds = [event["kind"] for event in events]
     assert kinds.count("tool_call") == kinds.count("tool_result") > 50

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from memdream.dream.model import Piece
+from memdream.harness import own_words
 from memdream.memory.raw import canonical_bytes, event_hash
 from memdream.memory.refs import event_ref
-from memdream.memory.tags import PROJECT_TAG, SUMMARY_TAG, UNTRUSTED
+from memdream.memory.tags import PROJECT_TAG, SIDECHAIN_TAG, SUMMARY_TAG, UNTRUSTED
 from memdream.toolcalls import command_line, is_shell
 
 GLOBAL_SCOPE = "global"
@@ -42,12 +43,16 @@ def trusted(event: dict[str, Any]) -> bool:
 
 
 def user_words(event: dict[str, Any]) -> str | None:
-    """The text of a message the user typed (not tool output, not harness text), or of a note the
-    user asked memory to keep (`memdream remember`): their own word, with the same authority."""
+    """The text of a message the user typed (not tool output, not harness text: a template's
+    expansion yields only the section it left for the user, :mod:`memdream.harness`; not a
+    sub-agent's prompt, which the main agent wrote), or of a note the user asked memory to keep
+    (`memdream remember`): their own word, with the same authority."""
     if not (_user_message(event) or user_note(event)) or not trusted(event):
         return None
-    text = event.get("text")
-    return text if isinstance(text, str) and text.strip() else None
+    if SIDECHAIN_TAG in event.get("tags", ()):
+        return None
+    text = own_words(event.get("text") if isinstance(event.get("text"), str) else None)
+    return text if text is not None and text.strip() else None
 
 
 def _user_message(event: dict[str, Any]) -> bool:

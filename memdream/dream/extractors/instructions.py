@@ -1,12 +1,25 @@
 """The user's standing instructions, preferences and corrections, quoted.
 
-From the user only, never from tool output or fetched pages:
+From the user's own words only (:func:`memdream.dream.extractors._events.user_words`): never tool
+output, fetched pages, a template's expansion or a sub-agent's prompt. Precision first: a request
+for the task at hand is neither an instruction nor a preference, and stays in the raw layer, where
+recall still finds it.
 
-- instructions: sentences that tell the agent how to work from now on ("Always run ruff before
-  committing.", "Never push to main.", "Use uv instead of pip.", "From now on, …", "Please use …");
-- preferences: "I prefer …", "I'd rather …", "I want you to …";
-- corrections: the words the user typed when rejecting a tool use or interrupting, with the
-  command the agent was running, and "no, …" right after an agent action.
+- instructions: sentences phrased as a rule, for how to work from now on: "Always run ruff before
+  committing.", "Never push to main.", "Use uv instead of pip.", "From now on, …", "Don't … ever";
+  a short "Don't X." / "Avoid X." with nothing tying it to the task at hand ("until", "yet", "for
+  now", "this", a path) is one too. "Make sure …", "Please use …", "Stop …" and "I want you to …"
+  are usually about the task at hand: they count only with a word that makes them standing
+  ("always", "every time", "from now on", "by default", …);
+- preferences: "I prefer …", "I'd rather …";
+- corrections: what the user said when refusing a shell command (the rejection of a tool call, or
+  "no, …" right after one) that says what to do instead ("that branch is protected, open a pull
+  request"); not a question, not a new task typed while the call was pending, not about one file
+  (rejecting ``rm a.md b.md`` is about those files, not a way of working), not about a command that
+  only looks.
+
+Everything is scoped to the session's project unless the user says it holds everywhere ("in every
+project", "globally"); a session without a project gives nothing that would need one.
 
 The key is the instruction's topic (its words without always / never / don't / please …), so
 that a later contrary instruction ("Don't run ruff before committing anymore") supersedes the
@@ -34,7 +47,7 @@ from memdream.dream.extractors._events import (
 )
 from memdream.dream.model import DreamContext, Episode, FactKey
 from memdream.memory.tags import MEMORY_FILE_TAG
-from memdream.toolcalls import command_line, program
+from memdream.toolcalls import command_line, is_shell, program
 
 NAME = "instructions"
 UNIT = "session"
@@ -81,18 +94,56 @@ _CUE_WORDS = ("always", "never", "don", "do not", "stop", "avoid", "make sure", 
               "going forward", "future", "use", "prefer", "rather", "want you", "must", "should")
 
 
+# Words that make a sentence a rule for every future session, not a request for this one.
+_STANDING = re.compile(
+    r"\b(?:always|never|ever|every ?time|each time|whenever|from now on|going forward|in (?:the )?future|"
+    r"any ?more|by default|in general|as a rule|at all|everywhere|globally|"
+    r"in (?:any|all|every|each) (?:projects?|repos?|repositor(?:y|ies)|sessions?))\b", re.IGNORECASE)
+# An instruction's opening that is a rule by itself.
+_RULE_OPENING = re.compile(
+    _LEAD + r"(?:always|never|from now on|going forward|in (?:the )?future|"
+    r"(?:you )?(?:must|should) (?:always|never))\b", re.IGNORECASE)
+_INSTEAD = re.compile(_LEAD + r"(?:please\s+)?use\s+\S.{0,80}\binstead of\b", re.IGNORECASE)
+_PROHIBITION = re.compile(_LEAD + r"(?:don'?t|do not|avoid)\b", re.IGNORECASE)
+# What ties a sentence to the task at hand: a deadline, a "this", a file.
+_THIS_TASK = re.compile(
+    r"\b(?:until|yet|for now|right now|this time|today|first|this|that|these|those|here|it|them)\b|"
+    r"[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b",
+    re.IGNORECASE)
+MAX_RULE_WORDS = 12  # a "Don't X" longer than this is an explanation of the task at hand
+_EVERYWHERE = re.compile(
+    r"\b(?:everywhere|globally|in (?:any|all|every|each) (?:projects?|repos?|repositor(?:y|ies))|"
+    r"across (?:all )?(?:projects|repos|repositories))\b", re.IGNORECASE)
+
+
 def classify(sentence: str) -> str | None:
-    """``instruction``, ``preference`` or None for a sentence the user wrote."""
+    """``instruction``, ``preference`` or None for a sentence the user wrote: only a sentence
+    phrased as a rule counts (see the module's docstring); a one-time request gives None."""
     if len(sentence) < 10 or len(sentence) > 300:
         return None
     lowered = sentence.lower()
     if not any(word in lowered for word in _CUE_WORDS) or _QUESTION.search(sentence):
         return None
+    standing = _STANDING.search(sentence) is not None
     if _PREFERENCE.match(sentence):
-        return "preference"
-    if _INSTRUCTION.match(sentence) or re.search(r"\bfrom now on\b", sentence, re.IGNORECASE):
+        wants = re.search(r"\b(?:like|want) you to\b", sentence, re.IGNORECASE)
+        return "preference" if standing or not (wants or _THIS_TASK.search(sentence)) else None
+    if _RULE_OPENING.match(sentence) or _INSTEAD.match(sentence) or re.search(r"\bfrom now on\b", lowered):
+        return "instruction"
+    if _PROHIBITION.match(sentence):
+        short = len(sentence.split()) <= MAX_RULE_WORDS and not _THIS_TASK.search(sentence)
+        return "instruction" if standing or short else None
+    if _INSTRUCTION.match(sentence) and standing:  # make sure, remember to, please use, stop: with "always" & co
         return "instruction"
     return None
+
+
+def scope_for(sentence: str, project: str | None) -> str | None:
+    """Where a rule holds: the project, or everywhere when the user says so; None when the session
+    has no project and the user did not say (nothing to scope it to)."""
+    if _EVERYWHERE.search(sentence):
+        return GLOBAL_SCOPE
+    return project
 
 
 def _card(event: dict[str, Any], kind: str, subject: str, about: str, words: str, scope: str,
@@ -113,10 +164,12 @@ def _stated(event: dict[str, Any], text: str, project: str | None, said: set[str
         if kind is None or not about or sentence.lower() in said:
             continue
         said.add(sentence.lower())
-        scope = GLOBAL_SCOPE if kind == "preference" or project is None else project
+        scope = scope_for(sentence, project)
+        if scope is None:
+            continue
         words = quote(sentence)
         where = f"In {scope}, the user's" if scope != GLOBAL_SCOPE else "The user's"
-        context = f" (when rejecting `{rejecting}`)" if rejecting else ""
+        context = f" (when rejecting `{rejecting}`)" if rejecting and is_general(rejecting) else ""
         yield _card(event, kind, scope, about, words, scope, f'{where} standing {kind}{context}: "{words}"')
 
 
@@ -145,19 +198,48 @@ def _rejected(events: list[dict[str, Any]], position: int, calls: dict[str, dict
     if any(classify(sentence) for sentence in sentences(words)):  # a standing instruction, given as a "no"
         yield from _stated(event, words, project, said, rejecting=command)
         return
-    scope = project or GLOBAL_SCOPE
-    where = f"In {scope}, the" if scope != GLOBAL_SCOPE else "The"
-    doing = f" `{command}`" if command else " a tool use"
-    about = f"rejected {program(command) if command else 'tool use'} {topic(words)}".strip()
-    yield _card(event, "correction", scope, about, quote(words), scope,
-                f'{where} user rejected{doing} and said: "{quote(words)}"')
+    if project is None or not is_shell(call.get("tool")) or not command or not corrects(words, command):
+        return
+    where = f"In {project}, the"
+    about = f"rejected {program(command)} {topic(words)}".strip()
+    yield _card(event, "correction", project, about, quote(words), project,
+                f'{where} user rejected `{command}` and said: "{quote(words)}"')
+
+
+MAX_CORRECTION_WORDS = 30  # longer words typed at a refused call are a new task, not a correction
+# Words that say what to do instead (an alternative, a prohibition, a condition).
+_INSTEAD_CUES = re.compile(
+    r"\b(?:instead|rather|use|run|try|open|ask|create|make|add|pass|set|don'?t|do not|no|not|never|always|"
+    r"should|must|need(?:s)? to|has to|have to|only|first)\b", re.IGNORECASE)
+_PATH_ARGUMENT = re.compile(r"(?:^|\s)(?!-)[^\s'\"]*(?:/[^\s'\"]*|\.[A-Za-z0-9]{1,5})(?=\s|$)")
+
+
+def is_general(command: str) -> bool:
+    """Whether a command is a way of working rather than an act on some files: no argument is a
+    path or a file name (``git push origin main`` is; ``rm notes/a.md b.md`` is not)."""
+    return _PATH_ARGUMENT.search(command.partition(" ")[2]) is None
+
+
+def corrects(words: str, command: str) -> bool:
+    """Whether what the user said at a refused (or just run) shell command corrects it: a short
+    statement, not a question, that says what to do instead, about a command that is a way of
+    working and does more than look (refusing a ``grep`` or ``sed -n`` is about the task at hand)."""
+    one_line = " ".join(words.split())
+    if len(one_line.split()) > MAX_CORRECTION_WORDS or _QUESTION.search(one_line) or "?" in one_line:
+        return False
+    if not _INSTEAD_CUES.search(one_line) or not is_general(command):
+        return False
+    from memdream.dream.extractors.errors import INSPECTION
+
+    head = program(command)
+    return head not in INSPECTION and not (head == "sed" and " -n" in command)
 
 
 def _after_action(events: list[dict[str, Any]], position: int) -> str | None:
-    """The command of the agent action just before the user's message at ``position``, if that was one."""
+    """The shell command the agent ran just before the user's message at ``position``, if it did."""
     for event in reversed(events[max(0, position - 6):position]):
         if event["kind"] == "tool_call":
-            return command_line(event.get("tool"), event.get("args")) or str(event.get("tool") or "")
+            return command_line(event.get("tool"), event.get("args")) if is_shell(event.get("tool")) else None
         if event["kind"] == "message":
             return None
     return None
@@ -217,9 +299,8 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
             continue
         correction = _CORRECTION.match(" ".join(text.split()))
         doing = _after_action(events, position)
-        if correction and doing and classify(correction.group("rest")) is None:
-            scope = project or GLOBAL_SCOPE
+        if correction and doing and project and classify(correction.group("rest")) is None \
+                and corrects(text, doing):
             words = quote(text)
-            where = f"In {scope}, after" if scope != GLOBAL_SCOPE else "After"
-            yield _card(event, "correction", scope, f"after {program(doing) or doing} {topic(words)}", words, scope,
-                        f'{where} `{doing}` the user corrected: "{words}"')
+            yield _card(event, "correction", project, f"after {program(doing) or doing} {topic(words)}", words,
+                        project, f'In {project}, after `{doing}` the user corrected: "{words}"')

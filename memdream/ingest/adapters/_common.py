@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memdream import jsonio, schemas
+from memdream.harness import request
 from memdream.ingest.adapters import CUT_LINE_REASON, ParseContext
 from memdream.ingest.validate import calendar_valid, fast_valid, is_future, ts_problem
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, SIDECHAIN_TAG
@@ -247,12 +248,15 @@ def headline(text: str, limit: int = GOAL_LIMIT) -> str:
 
 
 def goal_before(message: Event) -> Event | None:
-    """The goal a session's first request sets, to be placed just before the request's message.
+    """The goal a session's first request sets, to be placed just before the request's message;
+    None when the message asks for nothing (a template's expansion without the user's words or a
+    command's title, a greeting, a "yes": :func:`memdream.harness.request`): the next request sets
+    the goal then.
 
     Dream reads goals to know what a session was for; the message itself stays as it is, so the
     ids of events already ingested do not change.
     """
-    goal = headline(message.get("text") or "")
+    goal = headline(request(message.get("text")) or "")
     if not goal:
         return None
     event: Event = {"session": message["session"], "ts": message["ts"], "kind": "goal", "actor": "user",

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdream.harness import is_own_words, own_words
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Clock,
@@ -136,7 +137,7 @@ class _Unexplained:
             return [event]
         if _is_request(event):
             for feedback in self.feedback:
-                feedback["text"] = event["text"].strip()
+                feedback["text"] = (own_words(event["text"]) or event["text"]).strip()
         elif not _agent_acts(event):
             self.held.append(event)
             return []
@@ -399,7 +400,8 @@ def _is_request(event: Event) -> bool:
     """A message the user typed in the main conversation (not the harness's text)."""
     if event["kind"] != "message" or event.get("actor") != "user" or SIDECHAIN_TAG in event.get("tags", []):
         return False
-    return not event.get("text", "").strip().startswith(NOT_REQUESTS)
+    text = event.get("text", "")
+    return not text.strip().startswith(NOT_REQUESTS) and is_own_words(text)
 
 
 def _agent_acts(event: Event) -> bool:

@@ -15,7 +15,9 @@ a turn (on the ``feedback``), compaction summaries (``compacted`` lines) as ``su
 and the project (``project:<name>``, from ``session_meta``'s repository URL or ``cwd``) as a tag.
 
 The older format (first line a bare ``{id, timestamp, instructions}``, then bare response
-items with no timestamps) is read too; its events inherit the session's timestamp.
+items with no timestamps) is read too: its events are dated from the session's start plus one
+millisecond per line, so that they keep their order (the newest todo list is the last one), and
+are marked ``meta.ts_synthetic``.
 
 The shell tool has had several names (``shell``, ``shell_command``, ``local_shell``,
 ``exec_command``); an ``exec_command`` still running when it returned ("Process running with
@@ -35,8 +37,11 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from memdream.clock import parse_timestamp
+from memdream.harness import is_own_words, own_words
 from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Clock,
@@ -62,6 +67,7 @@ from memdream.toolcalls import command_line
 
 NAME = "codex"
 
+_LEGACY_META = "legacy_meta"  # the first line of a 2025 rollout, read as its session_meta
 _ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _TEXT_PARTS = ("input_text", "output_text", "text")
 # User-role messages Codex writes itself: the sandbox description, AGENTS.md, abort notices.
@@ -119,6 +125,7 @@ class _State:
     position: int = 0  # the index in ``records`` of the record being read
     running: dict[int, str] = field(default_factory=dict)  # exec session id -> the command it runs
     subagent: bool = False  # a review (or other) sub-agent's rollout: its prompt is not the user's
+    legacy: bool = False  # the 2025 format: times made from the start and the order of lines
 
 
 def sniff(head: str) -> bool:
@@ -164,6 +171,7 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
 def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[_Record]:
     """Each line as (line number, envelope type, payload, timestamp), in both rollout formats."""
     first = True
+    start: datetime | None = None  # a legacy rollout's start: its lines have no time of their own
     for lineno, text in numbered(lines):
         line = load_object(text, lineno, ctx)
         if line is None:
@@ -172,14 +180,30 @@ def _records(lines: Iterator[str], ctx: ParseContext) -> Iterator[_Record]:
             # Envelope types this adapter does not know still carry the time.
             yield lineno, line["type"], line["payload"], line.get("timestamp")
         elif first and _is_legacy_meta(line):
-            yield lineno, "session_meta", line, line.get("timestamp")
-        elif isinstance(line.get("type"), str):
-            yield lineno, "response_item", line, None  # legacy: a bare response item
+            start = _start_of(line.get("timestamp"))
+            yield lineno, _LEGACY_META, line, line.get("timestamp")
+        elif isinstance(line.get("type"), str):  # legacy: a bare response item
+            yield lineno, "response_item", line, _line_time(start, lineno)
         elif "record_type" in line:  # legacy {"record_type": "state"} lines are bookkeeping
             ctx.skip_type(str(line["record_type"]))
         else:
             ctx.bad(lineno, "not a Codex rollout line: no 'type'")
         first = False
+
+
+def _start_of(value: Any) -> datetime | None:
+    try:
+        return parse_timestamp(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _line_time(start: datetime | None, lineno: int) -> str | None:
+    """A legacy line's time: the session's start plus one millisecond per line (None: unknown start)."""
+    if start is None:
+        return None
+    moment = (start + timedelta(milliseconds=lineno)).astimezone(timezone.utc)
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
 
 
 def _response_messages(records: list[_Record]) -> set[tuple[str, str]]:
@@ -204,21 +228,30 @@ def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Even
     if state.context:
         finished["meta"] = state.context
         state.context = {}
+    if state.legacy:
+        finished["meta"] = {**finished.get("meta", {}), "ts_synthetic": True}
     return finished if checked(finished, lineno, ctx) else None
 
 
 def _with_goal_and_plan(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
     """``event``, after the session's goal when it is the first request, before its plan when it writes one."""
     if _is_request(event) and event["session"] not in state.goals and not state.subagent:
-        goal = goal_before(event)
+        goal = _dated_like(goal_before(event), state)
         if goal is not None and checked(goal, lineno, ctx):
             state.goals.add(goal["session"])
             yield goal
     yield event
     if event["kind"] == "tool_call" and event.get("tool") == PLAN_TOOL:
-        plan = plan_after(event, todo_items(event.get("args", {}).get("plan"), "step"))
+        plan = _dated_like(plan_after(event, todo_items(event.get("args", {}).get("plan"), "step")), state)
         if plan is not None and checked(plan, lineno, ctx):
             yield plan
+
+
+def _dated_like(derived: Event | None, state: _State) -> Event | None:
+    """A goal or plan event, marked as its source is when the rollout's times are made up."""
+    if derived is not None and state.legacy:
+        derived["meta"] = {"ts_synthetic": True}
+    return derived
 
 
 def _is_request(event: Event) -> bool:
@@ -228,13 +261,16 @@ def _is_request(event: Event) -> bool:
 def _is_request_text(text: Any) -> bool:
     """Whether a user-role text is something the user typed (not a blob Codex wrote for them)."""
     # The opening is enough to know a blob; a pasted log can be megabytes.
-    return isinstance(text, str) and bool(text.strip()) and not text.lstrip()[:64].lower().startswith(_NOT_REQUESTS)
+    return (isinstance(text, str) and bool(text.strip()) and not text.lstrip()[:64].lower().startswith(_NOT_REQUESTS)
+            and is_own_words(text))
 
 
 def _handler(kind: str, payload: dict[str, Any]) -> _Handler | None:
     """What reads a record; None for one left out (counted by the caller)."""
     if kind == "session_meta":
         return _session_meta
+    if kind == _LEGACY_META:
+        return _legacy_meta
     item = string(payload.get("type")) or ""
     if kind == "response_item":
         return _RESPONSE_ITEMS.get(item)
@@ -243,6 +279,11 @@ def _handler(kind: str, payload: dict[str, Any]) -> _Handler | None:
     if kind == "compacted":
         return _compacted
     return None  # turn_context: model settings, not events; envelope types not invented yet
+
+
+def _legacy_meta(payload: dict[str, Any], state: _State) -> list[Event]:
+    state.legacy = state.session is None
+    return _session_meta(payload, state)
 
 
 def _session_meta(payload: dict[str, Any], state: _State) -> list[Event]:
@@ -443,7 +484,9 @@ def _user_words(kind: str, item: str, payload: dict[str, Any]) -> str | None:
         text = payload.get("message")
     else:
         return None
-    return text.strip() if _is_request_text(text) else None
+    if not _is_request_text(text):
+        return None
+    return (own_words(text) or "").strip() or None
 
 
 def _agent_acts(kind: str, item: str, payload: dict[str, Any]) -> bool:

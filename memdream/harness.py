@@ -1,0 +1,102 @@
+"""Harness text: what an agent's tools write in the user's turn, told apart from what the user typed.
+
+Agents put text into the user's turn that the user never typed: the expansion of a slash command or
+a prompt file (a Markdown document that opens with a heading: ``# /deploy — Ship a release``, a spec
+template's ``## User Input`` and its ``You **MUST** consider the user input``), an editor's context
+preamble (``# Context from my IDE setup:``, ``# Files mentioned by the user:``), notices wrapped in a
+tag (``<task-notification>…</task-notification>``, ``<environment_context>``, ``<system-reminder>``),
+hook feedback and the harness's caveats. Only the user's own words may make a goal, an instruction,
+a preference or a correction, so both ingest (which picks a session's goal) and dream (which reads
+instructions) ask :func:`own_words` first.
+
+The test is the text's structure, not any one tool's wording: a user typing to an agent does not open
+with a Markdown heading nor wrap the whole message in a tag. A template that leaves a section for the
+user (a heading that names the user's input or request) yields that section's words, when there are
+any: an editor's preamble followed by ``## My request for Codex:`` and the request, a spec template
+whose ``## User Input`` block holds the arguments the user gave.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The whole text wrapped in one tag: <task-notification>…</task-notification>.
+_WRAPPED = re.compile(r"<([A-Za-z][\w:-]*)(?:\s[^>]*)?>.*</\1>", re.DOTALL)
+# An opening tag alone on the first line: the harness's structured notices (<system-reminder>, …).
+_TAG_LINE = re.compile(r"<[A-Za-z][\w:-]*(?:\s[^>]*)?>")
+_HEADING = re.compile(r"#{1,6}[ \t]+\S")
+# A heading that leaves room for the user: "## User Input", "## My request for Codex:", "# Task".
+_USERS_SECTION = re.compile(
+    r"^#{1,6}[ \t]+(?:the[ \t]+)?(?:user(?:'s)?[ \t]+(?:input|request|prompt|message|arguments)|"
+    r"my[ \t]+(?:request|task|question|prompt)\b[^\n]*|request|arguments|task|prompt)[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE)
+_NEXT_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
+_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^[ \t]*\1", re.MULTILINE | re.DOTALL)
+_PLACEHOLDER = re.compile(r"\$[A-Z_]{3,}\b|\{\{[^}]*\}\}")
+# Fixed openings of text the harness writes in the user's name (Claude Code's hook feedback and
+# local-command caveat, a skill's preamble, an interruption marker, a compaction's retelling).
+_HARNESS_OPENINGS = (
+    "caveat: the messages below were generated",
+    "stop hook feedback:",
+    "base directory for this skill:",
+    "[request interrupted by user",
+    "this session is being continued from a previous conversation",
+)
+
+
+def own_words(text: str | None) -> str | None:
+    """The words the user typed in a user-turn ``text``; None when it is all harness text.
+
+    Text that is the user's throughout comes back unchanged; a template comes back as the section it
+    left for the user (stripped of code fences and unfilled placeholders), or None when that section
+    is empty or the template has none.
+    """
+    if not text:
+        return None
+    stripped = text.strip()
+    if not stripped:
+        return None
+    lowered = stripped[:80].lower()
+    if lowered.startswith(_HARNESS_OPENINGS):
+        return None
+    if stripped.startswith("<") and (_WRAPPED.fullmatch(stripped) or _TAG_LINE.fullmatch(stripped.split("\n", 1)[0])):
+        return None
+    if not _HEADING.match(stripped):
+        return text
+    return _users_section(stripped)
+
+
+# A prompt file's title that names the command it expands: "# /butler-exec — Execute a ButlerSpec".
+_COMMAND_TITLE = re.compile(r"#{1,6}[ \t]+(?P<title>/[\w.:-]+\b[^\n]*)")
+MIN_REQUEST_WORDS = 3  # "hi", "test", "yes please", "show tools": no task a session is for
+
+
+def request(text: str | None) -> str | None:
+    """What the user asked for in a user-turn ``text``, as a session's goal would say it: their own
+    words, or the command a prompt file expands (its title: ``/deploy — Ship a release``); None for
+    harness text and for a few words that name no task (a greeting, a "yes", a "test")."""
+    words = own_words(text)
+    if words is None:
+        title = _COMMAND_TITLE.match((text or "").strip())
+        words = title.group("title").strip() if title else None
+    if words is None or len(words.split()) < MIN_REQUEST_WORDS and not words.startswith("/"):
+        return None
+    return words
+
+
+def is_own_words(text: str | None) -> bool:
+    """Whether ``text`` holds anything the user typed (see :func:`own_words`)."""
+    return own_words(text) is not None
+
+
+def _users_section(template: str) -> str | None:
+    """The words under a template's heading for the user's input, up to the next heading."""
+    found = _USERS_SECTION.search(template)
+    if found is None:
+        return None
+    rest = template[found.end():]
+    following = _NEXT_HEADING.search(rest)
+    section = rest[:following.start()] if following else rest
+    fenced = _FENCED.search(section)  # a template quotes the user's input in a code block: that block
+    words = _PLACEHOLDER.sub("", fenced.group("body") if fenced else section).strip()
+    return words or None
