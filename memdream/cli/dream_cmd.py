@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -10,6 +10,7 @@ from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_
 
 if TYPE_CHECKING:
     from memdream.dream.budget import DreamBudget
+    from memdream.dream.explain import Explanation, NotAdmitted
     from memdream.dream.pipeline import DreamReport
 
 
@@ -36,6 +37,13 @@ def dream(
         typer.Option("--max-seconds", metavar="S", show_default=False,
                      help="Like --max-events, with N from the speed the last dream measured (an estimate)."),
     ] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Why not: after the report, list what the run admitted, then each candidate it did not "
+                          "admit (subject · attribute), with the card it would have been, the reason the rule gave "
+                          "(the admission score and its parts, volatile or observable state, too few sessions, the "
+                          "user's rejection) and up to 3 pieces of its evidence; JSON: an 'explain' object. Meant "
+                          "with --dry-run; allowed on a real run too, which it explains (a cron log keeps why)."),
+    ] = False,
     commit: Annotated[bool, typer.Option(
         "--commit", help="In a memory that a project repository tracks (init --in-repo): commit the memory's "
                          "files (only them) instead of staging them.")] = False,
@@ -52,7 +60,8 @@ def dream(
 
     if (max_events is not None and max_events < 1) or (max_seconds is not None and not max_seconds > 0):
         raise UsageError("--max-events and --max-seconds take a positive number")
-    options = {"extractor": extractor, "commit_in_project": commit, "budget": _budget(max_events, max_seconds)}
+    options = {"extractor": extractor, "commit_in_project": commit, "budget": _budget(max_events, max_seconds),
+               "explain": explain}
     if if_needed:  # the triggers decide (no dream stage imported unless one runs); rendered by `schedule`'s module
         from memdream.cli.schedule_cmd import render_if_needed
         from memdream.schedule.triggers import dream_if_needed
@@ -120,3 +129,44 @@ def _render(report: DreamReport) -> None:
                       f"{report.run_id}: not committed (`git commit` them, or dream with --commit)")
     else:
         console.print("nothing to change; no commit")
+    if report.explained is not None:
+        _render_explanation(report.explained, console)
+
+
+KEY_CHARS, STATEMENT_CHARS = 160, 240  # a lesson's key may hold a whole error message: JSON has it all
+
+
+def _render_explanation(explained: Explanation, console: Any) -> None:
+    """The new cards one line each, then one block per candidate left out (by reason, then score)."""
+    console.print("")
+    console.print(f"why not: {len(explained.not_admitted)} candidate(s) not admitted, "
+                  f"{len(explained.admitted)} new card(s) admitted")
+    for card in explained.admitted:
+        key = f"{card.subject} · {card.attribute}" if card.attribute else card.subject
+        console.print(f"  admitted {card.card} ({card.layer}) {key}")
+    for item in explained.not_admitted:
+        console.print("")
+        for line in _block(item):
+            console.print(line)
+
+
+def _block(item: NotAdmitted) -> list[str]:
+    """One candidate: its key and layer, the card it would have been, why not, its evidence."""
+    lines = [f"not admitted: {_cut(item.key, KEY_CHARS)} ({item.layer})"]
+    if item.statement:
+        lines.append(f"  would say: {_cut(item.statement, STATEMENT_CHARS)}")
+    lines.append(f"  why: {item.why}")
+    total = len(item.evidence) + item.more
+    lines.append(f"  evidence: {total} piece(s)" + (f", the newest {len(item.evidence)} shown" if item.more else ""))
+    for quote in item.evidence:
+        said = f'"{quote.text}"' if quote.text else ("(no text)" if quote.text == "" else
+                                                     "(read by an earlier dream: `memdream show` it)")
+        stance = "" if quote.stance == "supports" else f" {quote.stance}"
+        lines.append(f"    {quote.ref} {quote.kind}{stance} {said}".rstrip())
+    if item.more:
+        lines.append(f"    … and {item.more} more")
+    return lines
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"

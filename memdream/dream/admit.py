@@ -28,11 +28,11 @@ Keys that are not admitted keep their evidence, pending, for a later dream to re
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from memdream.dream.model import AttributeStats, DreamContext, FactKey, KeyStats, Operation
+from memdream.dream.model import AttributeStats, DreamContext, FactKey, KeyStats, Operation, Refusal
 from memdream.dream.state import attribute_stats
-from memdream.dream.verify import Proposal, finish_versions, materialize, statement_for
+from memdream.dream.verify import Proposal, described, finish_versions, materialize, statement_for
 from memdream.memory.card import ARCHIVED, CONFLICTING
 
 MAX_PENDING = 50
@@ -50,6 +50,8 @@ class Admission:
     admitted: bool
     score: float
     reason: str
+    why: str = ""  # the reason in words, with the numbers compared (`dream --explain`)
+    parts: dict[str, float] = field(default_factory=dict)  # the score's parts, when the score decided
 
 
 def volatility(stats: KeyStats) -> float:
@@ -115,7 +117,9 @@ def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
     if "error-fix" in sources:
         sessions = len({piece.session for piece in pieces})
         needed = int(ctx.settings.get("dream.learn.lesson_min_sessions"))
-        return Admission(sessions >= needed, float(sessions), "admitted" if sessions >= needed else "one-off")
+        why = (f"one-off: this error and its fix were seen in {sessions} session(s); a lesson needs {needed} "
+               f"(dream.learn.lesson_min_sessions)")
+        return Admission(sessions >= needed, float(sessions), "admitted" if sessions >= needed else "one-off", why)
     if "instructions" in sources:
         return Admission(True, 1.0, "admitted")
     return None
@@ -124,17 +128,20 @@ def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
 def assess(ctx: DreamContext, proposal: Proposal, active_cards: int,
            volatile: dict[str, AttributeStats] | None = None) -> Admission:
     """Whether a new key becomes a card; ``volatile``: :func:`volatile_attributes`, when the caller has it."""
-    if proposal.key.attribute in (volatile_attributes(ctx) if volatile is None else volatile):
-        return Admission(False, 0.0, VOLATILE_ATTRIBUTE)
+    volatile = volatile_attributes(ctx) if volatile is None else volatile
+    if proposal.key.attribute in volatile:
+        return Admission(False, 0.0, VOLATILE_ATTRIBUTE,
+                         volatile_reason(proposal.names[1], volatile[proposal.key.attribute]))
     ruled = _by_source(ctx, proposal)
     if ruled is not None:
         return ruled
     if suspect_reading(proposal):
-        return Admission(False, 0.0, "volatile")
+        return Admission(False, 0.0, "volatile", f"volatile: {proposal.active[0].value!r} is a tool's reading of a "
+                                                 f"number with a unit, running state until the user confirms it")
     stats = ctx.key_stats.get(proposal.key, KeyStats())
     reason = state_reason(ctx, stats)
     if reason is not None:
-        return Admission(False, 0.0, reason.split(":")[0])
+        return Admission(False, 0.0, reason.split(":")[0], reason)
     pieces = [piece for version in proposal.versions for piece in version.supports]
     verified = any(piece.strong for piece in pieces)
     feedback = sum(1 for piece in pieces if piece.kind == "feedback")
@@ -142,9 +149,33 @@ def assess(ctx: DreamContext, proposal: Proposal, active_cards: int,
     share = observable(stats, len(ctx.sessions_seen))
     current = proposal.active[0].value if proposal.active else ""
     size = max(1.0, len(statement_for(*proposal.names, current).encode("utf-8")) / 100)
-    score = value * (1 - share) / size - float(ctx.settings.get("dream.admit.retrieval_cost_lambda")) * active_cards
-    admitted = score >= float(ctx.settings.get("dream.admit.min_score"))
-    return Admission(admitted, round(score, 4), "admitted" if admitted else "no reuse signal")
+    cost = float(ctx.settings.get("dream.admit.retrieval_cost_lambda")) * active_cards
+    score = value * (1 - share) / size - cost
+    threshold = float(ctx.settings.get("dream.admit.min_score"))
+    admitted = score >= threshold
+    if admitted:
+        return Admission(True, round(score, 4), "admitted")
+    parts = {"value": float(value), "observable": round(share, 4), "size": round(size, 4),
+             "retrieval_cost": round(cost, 6), "threshold": threshold}
+    signals = (f"seen in {len(stats.sessions)} session(s), {'verified by' if verified else 'no'} strong evidence, "
+               f"{feedback} piece(s) of user feedback")
+    why = (f"no reuse signal: admission score {score:.4g} is below {threshold:g}: value {value} ({signals}) "
+           f"· (1 − observable {share:.2f}) / size {size:.2f} − retrieval cost {cost:.4g} "
+           f"({active_cards} active cards)")
+    return Admission(False, round(score, 4), "no reuse signal", why, parts)
+
+
+def _refusal(ctx: DreamContext, proposal: Proposal, admission: Admission) -> Refusal:
+    """What the proposal's card would have been (as :func:`materialize` would shape it), and why not."""
+    version = proposal.active[0] if proposal.active else proposal.versions[-1] if proposal.versions else None
+    shape = described(version) if version is not None else None
+    statement = shape.statement if shape is not None else (
+        statement_for(*proposal.names, version.value) if version is not None else None)
+    pieces = [piece for each in proposal.versions for piece in (*each.supports, *each.against)]
+    return Refusal(proposal.key, proposal.names, admission.reason, admission.why or admission.reason,
+                   pieces or list(ctx.pieces.get(proposal.key, [])),
+                   layer=shape.layer if shape is not None else "fact", statement=statement,
+                   score=admission.score if admission.parts else None, parts=admission.parts)
 
 
 def _keep_pending(ctx: DreamContext, key: FactKey, proposal: Proposal) -> None:
@@ -190,7 +221,7 @@ def run(ctx: DreamContext) -> None:
         proposal: Proposal = ctx.proposals[key]
         admission = assess(ctx, proposal, active, volatile)
         if not admission.admitted:
-            ctx.not_admitted[admission.reason] = ctx.not_admitted.get(admission.reason, 0) + 1
+            ctx.refuse(_refusal(ctx, proposal, admission))
             _keep_pending(ctx, key, proposal)
             continue
         materialize(ctx, proposal)

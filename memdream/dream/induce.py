@@ -8,6 +8,9 @@ supported by the sessions that ran every step and contradicted by sessions where
 When the steps start failing (two of the three newest sessions) the card is demoted for review;
 when other steps come to recur (the project moved from one tool to another) a new card
 supersedes it. Strategies name the lessons they rest on (``derived_from``).
+
+The project's procedures (how it is built, tested, linted, run) recur across sessions too: this
+stage runs :mod:`memdream.dream.procedures` for them first.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
+from memdream.dream import procedures
 from memdream.dream.extractors._events import scope_tags
 from memdream.dream.extractors.errors import TEST_RUNNERS
+from memdream.dream.extractors.procedures import NAME as PROCEDURE
 from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
-from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece
+from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece, Refusal
 from memdream.dream.values import confidence, same_value, status_of
 from memdream.dream.verify import SETTLES_AGAINST_USER, card_id, rejections
 from memdream.memory.card import ARCHIVED, INFERRED, SUPERSEDED, VERIFIED, Card
@@ -38,7 +43,9 @@ class Induced:
 
 
 def workflow_keys(ctx: DreamContext) -> list[FactKey]:
-    return sorted(key for key, pieces in ctx.pieces.items() if any(piece.source == NAME for piece in pieces))
+    """The keys this stage compares across sessions, workflows and procedures: verify leaves them alone."""
+    return sorted(key for key, pieces in ctx.pieces.items()
+                  if any(piece.source in (NAME, PROCEDURE) for piece in pieces))
 
 
 def _history(ctx: DreamContext, key: FactKey) -> list[Piece]:
@@ -185,7 +192,8 @@ def _apply(ctx: DreamContext, key: FactKey, induced: Induced, history: list[Piec
     current = existing[0] if existing else None
     if (current is None or not same_value(current.value or "", induced.value, 100)) and _rejected(
             ctx, induced, archived):
-        ctx.not_admitted["rejected by the user"] = ctx.not_admitted.get("rejected by the user", 0) + 1
+        _refuse(ctx, key, "rejected by the user", "these steps are what the user rejected (`memdream reject`), and "
+                "no newer word of theirs or outcome took it back", induced.supporters, induced)
         return
     refs = [piece.ref for piece in induced.supporters[-5:]]
     if current is not None and same_value(current.value or "", induced.value, 100):
@@ -228,10 +236,20 @@ def _demote_failing(ctx: DreamContext, history: list[Piece], cards: list[Card]) 
         ctx.record(Operation("demote", card.id, card.review, [p.ref for p in failing], before, card.confidence))
 
 
+def _refuse(ctx: DreamContext, key: FactKey, reason: str, why: str, pieces: list[Piece],
+            induced: Induced | None = None) -> None:
+    """No strategy card for this key: counted and kept with its reason (`memdream dream --explain`)."""
+    names = ctx.key_names.get(key, (key.subject, key.attribute))
+    kind = key.attribute.removeprefix("workflow:").strip("-: ")
+    shown = statement(names[0], kind, induced) if induced is not None else None
+    ctx.refuse(Refusal(key, names, reason, f"{reason}: {why}", pieces, layer="strategy", statement=shown))
+
+
 def run(ctx: DreamContext) -> None:
     min_sessions = int(ctx.settings.get("dream.learn.strategy_min_sessions"))
     window = int(ctx.settings.get("dream.learn.strategy_window"))
-    keys = workflow_keys(ctx)
+    procedures.run(ctx)
+    keys = [key for key in workflow_keys(ctx) if any(piece.source == NAME for piece in ctx.pieces[key])]
     by_key = ctx.cards_by_key() if keys else {}  # once: each key's cards are its own to change
     archived = _archived_by_key(ctx, set(keys)) if keys else {}
     for key in keys:
@@ -241,6 +259,9 @@ def run(ctx: DreamContext) -> None:
         if induced is None or not induced.supporters:
             _demote_failing(ctx, history, cards)
             if not cards:
-                ctx.not_admitted["no recurring workflow"] = ctx.not_admitted.get("no recurring workflow", 0) + 1
+                good = sum(1 for piece in history if piece.stance == "supports")
+                _refuse(ctx, key, "no recurring workflow", f"{good} session(s) that ended well; a strategy needs two "
+                        f"steps or more shared by {min_sessions} of the newest {window} "
+                        f"(dream.learn.strategy_min_sessions)", history)
             continue
         _apply(ctx, key, induced, history, cards, archived.get(key, []))

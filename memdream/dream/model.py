@@ -141,6 +141,23 @@ class AttributeStats:
 
 
 @dataclass
+class Refusal:
+    """A candidate key that did not become a card this run, and why, in the words of the stage that
+    decided (`memdream dream --explain` shows them). It holds the candidate's pieces by reference:
+    recording one costs no copy of its evidence and no pass over the events."""
+
+    key: FactKey
+    names: tuple[str, str]  # subject and attribute as shown
+    reason: str  # the short reason, as ``DreamContext.not_admitted`` counts it
+    why: str  # the same in words a user reads, with the numbers the rule compared
+    pieces: list[Piece]
+    layer: str = "fact"
+    statement: str | None = None  # what the card would have said
+    score: float | None = None  # the admission score, when the score decided
+    parts: dict[str, float] = field(default_factory=dict)  # its parts: value, observable, size, ...
+
+
+@dataclass
 class DreamContext:
     """Everything one dream run reads and changes, in memory. Stages mutate it; nothing else."""
 
@@ -158,6 +175,7 @@ class DreamContext:
     plan_events: list[dict[str, Any]] = field(default_factory=list)
     proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (verify.Proposal)
     not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory
+    refused: list[Refusal] = field(default_factory=list)  # those keys, each with its reason and evidence
     recent_ops: list[dict[str, Any]] = field(default_factory=list)  # earlier runs' audit lines, for INDEX.md
     ops: list[Operation] = field(default_factory=list)
     index_text: str = ""
@@ -211,3 +229,8 @@ class DreamContext:
 
     def record(self, operation: Operation) -> None:
         self.ops.append(operation)
+
+    def refuse(self, refusal: Refusal) -> None:
+        """Keep a candidate out of memory: counted by its reason, kept with its evidence."""
+        self.not_admitted[refusal.reason] = self.not_admitted.get(refusal.reason, 0) + 1
+        self.refused.append(refusal)

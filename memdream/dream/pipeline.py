@@ -24,6 +24,7 @@ from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
 from memdream.dream import admit, decay, extract, forget, index, induce, merge, plan, propagate, select, verify
 from memdream.dream import budget as budget_mod
+from memdream.dream import explain as explain_mod
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
 from memdream.dream.metrics import Metrics, measure
@@ -95,6 +96,7 @@ class DreamReport:
     deferred: list[tuple[str, int]] = field(default_factory=list)  # episodes left for the next run (budget)
     span: tuple[int, int] | None = None  # the raw segments this run read from
     ingested: list[str] = field(default_factory=list)  # raw segments whose manifest lines this commit holds
+    explained: explain_mod.Explanation | None = None  # what was admitted and why the rest was not (`dream --explain`)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -111,6 +113,7 @@ class DreamReport:
             "before": self.before.to_dict(), "after": self.after.to_dict(), "recovered": self.recovered,
             "warnings": self.warnings, "redreamed": self.redreamed, "staged_in": self.staged_in,
             "deferred_episodes": len(self.deferred), "ingested": self.ingested,
+            **({"explain": self.explained.to_dict()} if self.explained is not None else {}),
         }
 
 
@@ -246,7 +249,7 @@ def _run_id(now: str, consumed: tuple[int, int] | None, events: list[dict[str, A
 
 def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
           commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None,
-          progress: Progress = NO_PROGRESS) -> DreamReport:
+          progress: Progress = NO_PROGRESS, explain: bool = False) -> DreamReport:
     """Consolidate the raw events not yet dreamed into the memory; one commit when anything changed.
 
     ``extractor``: the model extractor's command for this run instead of ``dream.extractor.command``
@@ -254,6 +257,7 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
     tracks, commit (only the memory's paths) instead of staging the files for the user to commit.
     ``budget``: dream whole episodes, oldest first, within it; the rest wait for the next run.
     ``progress``: where to show the stages as they run (a bar on a terminal; nothing by default).
+    ``explain``: the report says what was admitted and why each other candidate was not (``explained``).
     """
     with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
         if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
@@ -263,7 +267,7 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
         recovered = False if dry_run else recover(memory)
         require_clean(memory)
         try:
-            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress)
+            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress, explain)
         finally:
             gc.unfreeze()  # the cards _dream_locked loaded may be collected again
 
@@ -279,7 +283,7 @@ def _run_settings(settings: Settings, extractor: str | None) -> Settings:
 
 def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None,
                   commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None,
-                  progress: Progress = NO_PROGRESS) -> DreamReport:
+                  progress: Progress = NO_PROGRESS, explain: bool = False) -> DreamReport:
     started = time.monotonic()
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
@@ -322,6 +326,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.not_admitted = dict(sorted(ctx.not_admitted.items()))
     report.warnings = list(ctx.warnings)
     report.operations = [operation.to_dict(report.run_id) for operation in ctx.ops]
+    if explain:
+        report.explained = explain_mod.explain(ctx)
     on_disk: dict[str, Card] = {}
     report.changes = _changes(memory, ctx, before, plan_before, on_disk)
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)

@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.dream.model import DreamContext, FactKey, Operation, Piece
+from memdream.dream.model import DreamContext, FactKey, Operation, Piece, Refusal
 from memdream.dream.values import confidence, same_value, status_of
 from memdream.memory.card import ARCHIVED, CONFLICTING, SUPERSEDED, Card, Evidence
 
@@ -290,6 +290,17 @@ def overruled(piece: Piece, refused: list[tuple[str, str]], threshold: float) ->
     return False
 
 
+def _refuse_overruled(ctx: DreamContext, key: FactKey, pieces: list[Piece], refused: list[tuple[str, str]],
+                      cited: list[Card], threshold: float) -> None:
+    """Every new piece of the key claims a value the user rejected: counted and kept with why."""
+    claimed = pieces[0].value or ""
+    value, when = next(((value, when) for value, when in refused if same_value(value, claimed, threshold)), refused[0])
+    card = next((card for card in cited if card.status == ARCHIVED and card.value == value), cited[0])
+    ctx.refuse(Refusal(key, (card.subject, card.attribute or key.attribute), "rejected by the user",
+                       f"rejected by the user: the user rejected {value!r} ({when}); only a newer word of theirs or "
+                       f"an outcome brings it back", pieces, layer=card.type, statement=card.statement))
+
+
 def propose(ctx: DreamContext, key: FactKey, existing: list[Card], cited: list[Card]) -> Proposal | None:
     """Fold the key's new evidence into its versions; None when nothing about it is new.
     ``cited``: every card of the key, archived ones too: what they cite is not new."""
@@ -302,7 +313,10 @@ def propose(ctx: DreamContext, key: FactKey, existing: list[Card], cited: list[C
     fresh = [piece for piece in candidates if piece.ref not in known]
     refused = rejections(ctx, cited)
     if refused:  # a value the user rejected stays rejected (memdream reject, docs/verdicts.md)
-        fresh = [piece for piece in fresh if not overruled(piece, refused, threshold)]
+        kept = [piece for piece in fresh if not overruled(piece, refused, threshold)]
+        if fresh and not kept:
+            _refuse_overruled(ctx, key, fresh, refused, cited, threshold)
+        fresh = kept
     if not fresh:
         return None
     active = []

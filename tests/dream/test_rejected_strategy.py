@@ -21,7 +21,9 @@ def memdream(root: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def strategies(root: Path, *args: str) -> list[dict[str, Any]]:
-    return list(json.loads(memdream(root, "cards", "--type", "strategy", "--format", "json", *args).stdout))
+    """The strategies induced from workflows (the project's procedures card is a strategy too)."""
+    found = json.loads(memdream(root, "cards", "--type", "strategy", "--format", "json", *args).stdout)
+    return [card for card in found if "workflow" in card.get("tags", [])]
 
 
 def test_a_rejected_strategy_is_not_induced_again_from_later_sessions(tmp_path: Path) -> None:
