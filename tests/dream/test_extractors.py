@@ -221,3 +221,63 @@ def test_settings_have_the_learning_defaults() -> None:
     settings = Settings.defaults()
     assert settings.get("dream.learn.lesson_min_sessions") == 2
     assert settings.get("dream.learn.strategy_min_sessions") == 3
+
+
+@pytest.mark.parametrize("sentence", [
+    "Don't stop until all functions are ported, tests pass, and you have 100% coverage.",  # a task's condition
+    "Make sure that the orchestrator is an AI agent so that it can take the workload",  # this task
+    "I want you to fix the rounding bug.",
+    "don't add notes, looks like we need to track the conversation id and the last sync is the same",
+    "Please use the new client for this.",
+])
+def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
+    assert instructions.classify(sentence) is None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Don't create separate documents.",
+    "Never commit generated files.",
+    "Make sure you always run the linter before pushing.",
+    "I'd rather have small commits.",
+])
+def test_rules_are_standing_instructions(sentence: str) -> None:
+    assert instructions.classify(sentence) in ("instruction", "preference")
+
+
+def test_harness_text_and_subagent_prompts_are_not_the_users_words() -> None:
+    session = Session("s1")
+    session.user("## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.\n\n## Outline\n"
+                 "1. Always run the setup script first.")
+    session.add(kind="message", actor="user", text="Never edit generated files.", tags=["sidechain",
+                                                                                         "project:billing-api"])
+    session.add(kind="message", actor="agent", text="ok")
+    assert list(instructions.extract(session.episode(), None)) == []  # type: ignore[arg-type]
+
+
+def test_a_new_task_typed_at_a_refused_call_is_no_correction() -> None:
+    session = Session("s1")
+    for tool, command, said in (
+        ("Bash", "sed -n '1,200p' src/app.py", "ok, instead write the design doc for the importer"),  # only looked
+        ("Bash", "rm docs/a.md docs/b.md", "no, those are still needed"),  # about these files
+        ("Bash", "git push origin main",
+         "Responding to the note below, why would jobs be routed to two queues? I thought workers pull from one."),
+        ("ExitPlanMode", None, "create the beads"),  # not a shell command: a request about the plan
+    ):
+        call = session.add(kind="tool_call", actor="agent", tool=tool, args={"command": command} if command else {},
+                           call_id=f"c{len(session.events)}")
+        session.add(kind="feedback", actor="user", verdict="reject", target=call["id"], text=said)
+    assert list(instructions.extract(session.episode(), None)) == []  # type: ignore[arg-type]
+
+
+def test_rules_are_scoped_to_the_project_unless_the_user_says_everywhere() -> None:
+    session = Session("s1")
+    session.user("I prefer small commits. Never use sudo in any project.")
+    session.add(kind="message", actor="agent", text="ok")
+    found = {candidate.piece.value: candidate.piece.scope
+             for candidate in instructions.extract(session.episode(), None)}  # type: ignore[arg-type]
+    assert found == {"I prefer small commits.": "billing-api", "Never use sudo in any project.": "global"}
+    without = Session("s2", project=None)
+    without.user("I prefer small commits. Never use sudo in any project.")
+    without.add(kind="message", actor="agent", text="ok")
+    assert [candidate.piece.scope for candidate in instructions.extract(without.episode(), None)] == [  # type: ignore[arg-type]
+        "global"]

@@ -650,3 +650,12 @@ def test_codex_declined_command_takes_the_answer_to_the_agents_question(tmp_path
     events = parse(codex, rollout.write(tmp_path / "rollout.jsonl"))
     [feedback] = of_kind(events, "feedback")
     assert (feedback["target"], feedback.get("text")) == ("call_F1", "Never force-push, the branch is shared.")
+
+
+@pytest.mark.parametrize(("cwd", "name"), [
+    ("/tmp/tmpqwh7888i", None), ("/tmp/work", None), ("/private/var/folders/x1/abc/T/tmpab12cd34", None),
+    ("/home/dev/billing-api", "billing-api"), ("/tmp/pytest-of-dev/pytest-3/test_a0/billing-api", "billing-api"),
+])
+def test_a_temporary_folder_is_no_project(cwd: str, name: str | None) -> None:
+    assert project_name(cwd) == name
+    assert project_name(cwd, "git@github.com:acme/billing-api.git") == "billing-api"  # a remote still names it
