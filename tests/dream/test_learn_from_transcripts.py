@@ -70,6 +70,11 @@ def _active(cli: Memdream, card_type: str) -> list[dict[str, Any]]:
     return cli.cards("--type", card_type)
 
 
+def _workflows(cli: Memdream) -> list[dict[str, Any]]:
+    """The strategies induced from workflows (the project's procedures card is a strategy too)."""
+    return [card for card in cli.cards("--type", "strategy") if "workflow" in card.get("tags", [])]
+
+
 def test_one_lesson_per_recurring_error_names_the_command_the_error_and_the_fix(learned: Any) -> None:
     cli, _ = learned
     lessons = [card for card in _active(cli, "lesson") if "error-fix" in card.get("tags", [])]
@@ -90,13 +95,21 @@ def test_a_one_off_fix_stays_evidence_not_a_card(learned: Any) -> None:
 
 def test_one_strategy_with_the_recurring_steps_in_order(learned: Any) -> None:
     cli, _ = learned
-    [strategy] = _active(cli, "strategy")
+    [strategy] = _workflows(cli)
     assert strategy["scope"] == scenario.PROJECT and strategy["status"] == "verified"
     positions = [strategy["statement"].find(f"`{step}") for step in scenario.WORKFLOW]
     assert all(position >= 0 for position in positions) and positions == sorted(positions)
     assert "git status" not in strategy["statement"] and "git diff" not in strategy["statement"]
     lesson = next(card for card in _active(cli, "lesson") if "error-fix" in card.get("tags", []))
     assert lesson["id"] in strategy.get("derived_from", [])
+
+
+def test_how_the_project_is_set_up_tested_and_linted_is_one_card(learned: Any) -> None:
+    cli, _ = learned
+    [card] = [card for card in _active(cli, "strategy") if "procedure" in card.get("tags", [])]
+    assert card["scope"] == scenario.PROJECT and card["status"] == "verified"
+    assert card["statement"] == (f"In {scenario.PROJECT}: install `poetry install`; test `{scenario.FIX_COMMAND}`; "
+                                 "lint `poetry run ruff check .`.")
 
 
 def test_the_users_instructions_preferences_and_rejections_quote_their_words(learned: Any) -> None:
@@ -237,13 +250,13 @@ def test_a_strategy_whose_steps_start_failing_is_demoted_then_superseded(tmp_pat
         cli("dream", "-m", cli.root)
 
     sessions(1, "poetry run pytest -q", True, 3, "a")
-    [strategy] = cli.cards("--type", "strategy")
+    [strategy] = _workflows(cli)
     assert strategy["status"] == "verified" and "poetry run pytest -q" in strategy["statement"]
     sessions(10, "poetry run pytest -q", False, 2, "b")  # poetry is gone from the machine
-    [demoted] = cli.cards("--type", "strategy")
+    [demoted] = _workflows(cli)
     assert demoted["status"] == "inferred" and "review" in demoted
     sessions(15, "uv run pytest -q", True, 3, "c")  # the project moved to uv
-    [current] = cli.cards("--type", "strategy")
+    [current] = _workflows(cli)
     assert "uv run pytest -q" in current["statement"] and current.get("supersedes") == [strategy["id"]]
 
 
