@@ -68,6 +68,7 @@ def own_words(text: str | None) -> str | None:
 
 # A prompt file's title that names the command it expands: "# /butler-exec — Execute a ButlerSpec".
 _COMMAND_TITLE = re.compile(r"#{1,6}[ \t]+(?P<title>/[\w.:-]+\b[^\n]*)")
+_COMMAND = re.compile(r"/[A-Za-z][\w.:-]*")  # a slash command the user ran: "/deploy", "/speckit.plan"
 MIN_REQUEST_WORDS = 3  # "hi", "test", "yes please", "show tools": no task a session is for
 
 
@@ -79,7 +80,7 @@ def request(text: str | None) -> str | None:
     if words is None:
         title = _COMMAND_TITLE.match((text or "").strip())
         words = title.group("title").strip() if title else None
-    if words is None or len(words.split()) < MIN_REQUEST_WORDS and not words.startswith("/"):
+    if words is None or len(words.split()) < MIN_REQUEST_WORDS and not _COMMAND.match(words):
         return None
     return words
 

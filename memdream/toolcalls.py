@@ -75,8 +75,24 @@ def command_line(tool: str | None, args: Any) -> str | None:
     return _one_line(tool)
 
 
+# ``cd somewhere && `` in front of the command that matters (agents run everything from a subfolder so).
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+
+
+def without_cd(command: str) -> str:
+    """``command`` without the ``cd <folder> &&`` steps in front of it: ``cargo fmt --all`` for
+    ``cd codex-rs && cargo fmt --all``."""
+    while True:
+        found = _CD_PREFIX.match(command)
+        if found is None or found.end() == len(command):
+            return command
+        command = command[found.end():]
+
+
 def program(command: str) -> str:
-    """The program a shell command runs: ``poetry`` in ``FOO=1 poetry run pytest``."""
+    """The program a shell command runs: ``poetry`` in ``FOO=1 poetry run pytest``, ``cargo`` in
+    ``cd codex-rs && cargo fmt``."""
+    command = without_cd(command)
     try:
         words = shlex.split(command, comments=False)
     except ValueError:
@@ -98,6 +114,8 @@ _TELLING = (
 )
 _NOISE = re.compile(r"^(?:Exit code:?\s*-?\d+|Process exited with code\s*-?\d+|Traceback \(most recent call last\):|"
                     r"-+|=+|\s*\^+\s*)$")
+# Advice a tool prints next to its error (git's "hint:", rustc's "help:", npm's "npm notice"): not the error.
+_HINT = re.compile(r"^(?:hint|help|note|notice|tip|npm notice|npm warn)\b\s*:?", re.IGNORECASE)
 _TRACE_PREFIX = re.compile(r"^(?:E\s{2,}|>\s+|\|\s+)")
 
 
@@ -105,7 +123,7 @@ def telling_lines(output: str, limit: int = 2) -> list[str]:
     """The few lines of a tool's output that say what happened: for a failure the error lines
     (the most specific last, as tracebacks put it), else the last lines, which summarize."""
     lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
-    lines = [line for line in lines if line and not _NOISE.match(line)]
+    lines = [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
     for pattern in _TELLING:
         found = [line for line in lines if pattern.search(line)]
         if found:
@@ -114,9 +132,16 @@ def telling_lines(output: str, limit: int = 2) -> list[str]:
 
 
 def error_line(output: str) -> str:
-    """The one line of a failed call's output that names the error ('' for an empty output)."""
-    found = telling_lines(output, limit=1)
-    return found[0] if found else ""
+    """The one line of a failed call's output that names the error ('' for an empty output): the
+    most specific telling line, else the output's first line, which headlines what the rest lists
+    ("The following paths are ignored by one of your .gitignore files:" before the paths)."""
+    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
+    lines = [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
+    for pattern in _TELLING:
+        found = [line for line in lines if pattern.search(line)]
+        if found:
+            return _cut(found[-1])
+    return _cut(lines[0]) if lines else ""
 
 
 def _cut(line: str, limit: int = 200) -> str:

@@ -277,3 +277,60 @@ def test_a_single_tool_reading_with_a_time_unit_is_not_admitted(tmp_path: Path) 
     report = cli.json("dream", "-m", cli.root, "--format", "json")
     assert report["not_admitted"].get("volatile") == 1
     assert [card["value"] for card in cli.cards()] == ["eu-central-1"]
+
+
+NO_UPSTREAM = ("fatal: The current branch {branch} has no upstream branch.\nTo push the current branch and set the "
+               "remote as upstream, use\n\n    git push --set-upstream origin {branch}\n\nTo have this happen "
+               "automatically for branches without a tracking upstream, see 'push.autoSetupRemote' in "
+               "'git help config'.\n")
+
+
+def test_the_same_failure_with_its_own_branch_in_each_session_is_one_lesson_with_placeholders(tmp_path: Path) -> None:
+    for number, branch in enumerate(("fix-rounding", "feat/export-csv", "chore-deps-2026")):
+        session = ClaudeSession(f"4b0e7c2a-9f41-4d6e-b8a3-2c7d1e9f0a6{number}", scenario.PROJECT_CWD,
+                                _start(2 + number))
+        session.user("Commit the change and push it to a new branch.")
+        session.bash(f'git add src/billing/totals.py tests/test_totals.py && git commit -m "Round {number}"',
+                     f"[{branch} 1a2b3c{number}] Round {number}\n 2 files changed")
+        session.bash("git push", NO_UPSTREAM.format(branch=branch), exit_code=128)
+        session.bash(f"git push --set-upstream origin {branch} 2>&1 | tail -5",
+                     f"branch '{branch}' set up to track 'origin/{branch}'.")
+        session.write(tmp_path / "logs")
+    cli = Memdream(tmp_path / "memory", tmp_path)
+    cli("init", cli.root)
+    cli("ingest", tmp_path / "logs", "-m", cli.root)
+    cli("dream", "-m", cli.root)
+    [lesson] = [card for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", [])]
+    assert lesson["statement"] == (
+        f"In {scenario.PROJECT}, running `git push` fails with `fatal: The current branch <branch> has no upstream "
+        "branch.`; `git push --set-upstream origin <branch> 2>&1 | tail -5` works.")
+    assert lesson["evidence_count"] == 3 and not lesson.get("supersedes")  # each session adds evidence
+    assert cli.cards("--status", "superseded") == []
+
+
+def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
+    for number in range(2):
+        session = ClaudeSession(f"5b0e7c2a-9f41-4d6e-b8a3-2c7d1e9f0a6{number}", scenario.PROJECT_CWD,
+                                _start(2 + number))
+        session.user("Check the coverage file and clean up.")
+        session.bash("git add .coverage", "The following paths are ignored by one of your .gitignore files:\n"
+                     ".coverage\nhint: Use -f if you really want to add them.\nhint: Turn this message off by "
+                     'running\nhint: "git config advice.addIgnoredFile false"', exit_code=1)
+        session.bash("git add -f .coverage", "")
+        session.bash("python - <<'PY'\nprint(1)\nPY", "bash: line 1: python: command not found", exit_code=127)
+        session.bash("python3 scripts/report.py", "report written")
+        session.bash("apply_patch <<'PATCH'\n*** Begin Patch\n*** End Patch\nPATCH",
+                     "error: Failed to find expected lines", exit_code=1)
+        session.bash("apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: a.py\n*** End Patch\nPATCH", "Done!")
+        session.write(tmp_path / "logs")
+    cli = Memdream(tmp_path / "memory", tmp_path)
+    cli("init", cli.root)
+    cli("ingest", tmp_path / "logs", "-m", cli.root)
+    cli("dream", "-m", cli.root)
+    lessons = sorted(card["statement"] for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", []))
+    assert lessons == [
+        f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command not found`); use "
+        "`python3`: `python3 <file>` works.",
+        f"In {scenario.PROJECT}, running `git add .coverage` fails with `The following paths are ignored by one of "
+        "your .gitignore files:`; `git add -f .coverage` works.",
+    ]  # no hint: line, and no lesson from a patch that did not apply
