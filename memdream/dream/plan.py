@@ -1,8 +1,11 @@
 """Plan: plan.yaml reflects the latest goal, next actions and done items, each with evidence.
 
 The newest ``goal`` event sets the goal (a session's task, as ingest reads it from the user's first
-request); the newest ``plan`` event (a todo list) sets the next actions and adds its done items; a
-successful ``outcome`` adds its first sentence to done. Done items drop out of next.
+request; a goal that asks for nothing, harness text that an older ingest took for a request, is
+passed over: :func:`memdream.harness.request`); a session without one is known by its title (a note
+tagged ``title``: Claude Code's ``ai-title`` or ``summary``) when it has one. The newest ``plan`` event
+(a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
+sentence to done. Done items drop out of next.
 
 Items carry their scope, the project of the session they came from, so that a memory serving
 several projects keeps each project's newest goal (``goals``) and next actions: a newer todo list
@@ -20,9 +23,10 @@ from typing import Any
 
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
+from memdream.harness import request
 from memdream.memory.plan import PlanItem
 from memdream.memory.refs import event_ref
-from memdream.memory.tags import UNTRUSTED
+from memdream.memory.tags import TITLE_TAG, UNTRUSTED
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
@@ -34,6 +38,8 @@ def writes_plan(event: dict[str, Any]) -> bool:
     kind = event["kind"]
     if UNTRUSTED in event.get("tags", ()):
         return False
+    if kind == "note":
+        return TITLE_TAG in event.get("tags", ())  # a session's title: its goal when it has no other
     if kind in ("plan", "goal"):
         return event.get("actor", "agent") in ("user", "agent")
     return kind == "outcome" and bool(event.get("ok"))
@@ -60,7 +66,11 @@ def _goal_text(event: dict[str, Any]) -> str:
 
 def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
     goals = [event for event in events if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal"))
-             and _goal_text(event)]
+             and request(_goal_text(event))]
+    with_goal = {event["session"] for event in goals}
+    titled = [event for event in events if event["kind"] == "note" and event["session"] not in with_goal
+              and _goal_text(event)]
+    goals = sorted([*goals, *_last_of_each_session(titled)], key=lambda event: (event["ts"], event["id"]))
     if not goals:
         return
     ctx.plan.goal = _goal_text(goals[-1])
@@ -70,6 +80,14 @@ def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
         if scope is not None:
             scoped[scope] = PlanItem(_goal_text(event), _ref(event), scope)
     ctx.plan.goals = sorted(scoped.values(), key=lambda item: item.scope or "")
+
+
+def _last_of_each_session(titles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A session's newest title (a title changes as the session goes on)."""
+    newest: dict[str, dict[str, Any]] = {}
+    for event in titles:
+        newest[event["session"]] = event
+    return list(newest.values())
 
 
 def _next(ctx: DreamContext, plans: list[dict[str, Any]]) -> None:

@@ -58,7 +58,7 @@ def first_logs(folder: Path) -> list[Path]:
         session.todo([("Add the refund endpoint", "in_progress"), ("Write tests for refunds", "pending")])
         session.user("The staging database host is db-staging-2.acme.internal.")
         session.user("The billing service listens on port 8081.")
-        session.bash("pytest -q", "12 passed in 0.41s")
+        session.bash("git status --short", " M src/refunds.py")  # an agent action that teaches nothing
         session.write(sessions)
     readings = [
         event("s-01", "r1", "2026-11-02T09:00:00Z", "tool_result", "LocationConstraint: eu-west-1", tool="aws",
@@ -77,7 +77,7 @@ def second_logs(folder: Path, rejected_card: str) -> list[Path]:
     session.user(SECOND_GOAL)
     session.todo([("Add the refund endpoint", "completed"), ("Write tests for refunds", "completed"),
                   ("Deploy refunds to staging", "in_progress")])
-    session.bash("pytest -q", "14 passed in 0.52s")
+    session.bash("git status --short", " M src/refunds.py")
     session.write(sessions)
     events = [
         event("s-04", "r4", "2026-11-08T09:00:00Z", "tool_result", "LocationConstraint: eu-central-1", tool="aws",

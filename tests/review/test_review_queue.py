@@ -40,7 +40,7 @@ def _said(folder: Path, name: str, day: int, text: str) -> Path:
     session = ClaudeSession(name, CWD, START + timedelta(days=day))
     session.user("Please wire the refund endpoint.")
     session.user(text)
-    session.bash("pytest -q", "12 passed in 0.41s")
+    session.bash("git status --short", " M src/app.py")  # an agent action that teaches nothing
     return session.write(folder)
 
 
