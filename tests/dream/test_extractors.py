@@ -281,3 +281,9 @@ def test_rules_are_scoped_to_the_project_unless_the_user_says_everywhere() -> No
     without.add(kind="message", actor="agent", text="ok")
     assert [candidate.piece.scope for candidate in instructions.extract(without.episode(), None)] == [  # type: ignore[arg-type]
         "global"]
+
+
+def test_a_value_that_opens_an_explanation_is_no_fact() -> None:
+    assert statements.parse("The file is in the program because:.", by_user=True) is None
+    assert statements.parse("The cache is in the repo, which we share.", by_user=True) is None
+    assert statements.parse("The cache is in /var/cache/app.", by_user=True) is not None

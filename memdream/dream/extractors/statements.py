@@ -135,6 +135,10 @@ _SHAPE_WORDS = (" is ", " are ", " port ", "moved", "migrated", "switched", "ren
                 " runs ")
 
 
+# A value that is the start of an explanation, not a thing: "in the program because:".
+_CLAUSE_VALUE = re.compile(r"\b(?:because|since|so that|which|when|while|unless|whereas)\b|[:;,]$", re.IGNORECASE)
+
+
 def parse(sentence: str, by_user: bool) -> Statement | None:
     """The fact a sentence states, or None when it states none (or only hedges, asks or denies)."""
     lowered = f" {sentence.lower()} "
@@ -150,7 +154,7 @@ def parse(sentence: str, by_user: bool) -> Statement | None:
         if match is None:
             continue
         subject, value = match.group("s").strip(" ,"), _clean_value(match.group("v"))
-        if not _subject_ok(subject) or not value or len(value.split()) > 8:
+        if not _subject_ok(subject) or not value or len(value.split()) > 8 or _CLAUSE_VALUE.search(value):
             return None
         if shape.attribute == "is" and not _plain_value(subject, value):
             return None
