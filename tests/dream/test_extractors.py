@@ -229,6 +229,7 @@ def test_settings_have_the_learning_defaults() -> None:
     "I want you to fix the rounding bug.",
     "don't add notes, looks like we need to track the conversation id and the last sync is the same",
     "Please use the new client for this.",
+    "This is not acceptable.",
 ])
 def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
     assert instructions.classify(sentence) is None
@@ -239,6 +240,7 @@ def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
     "Never commit generated files.",
     "Make sure you always run the linter before pushing.",
     "I'd rather have small commits.",
+    "TODOs are not acceptable, the implementation must be complete.",
 ])
 def test_rules_are_standing_instructions(sentence: str) -> None:
     assert instructions.classify(sentence) in ("instruction", "preference")

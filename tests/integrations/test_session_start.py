@@ -110,7 +110,8 @@ def test_a_session_of_the_other_project_sees_its_own_cards_not_billing_apis(lear
     assert "project shop" in context.splitlines()[0]
     assert SHOP_INSTRUCTION in context
     assert scenario.USER_INSTRUCTION not in context and "billing" not in context.lower()
-    assert scenario.USER_PREFERENCE in context  # the user's global preference applies everywhere
+    # A preference said in billing-api is billing-api's: the user did not say it holds everywhere.
+    assert scenario.USER_PREFERENCE not in context
 
 
 def test_the_project_is_named_from_a_real_checkout_as_ingest_names_it(learned: Any, tmp_path: Path) -> None:

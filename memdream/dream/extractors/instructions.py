@@ -91,7 +91,8 @@ def _words(text: str) -> str:
 
 # Every instruction or preference has one of these words (a cheap test before the expressions).
 _CUE_WORDS = ("always", "never", "don", "do not", "stop", "avoid", "make sure", "remember", "be sure", "from now on",
-              "going forward", "future", "use", "prefer", "rather", "want you", "must", "should")
+              "going forward", "future", "use", "prefer", "rather", "want you", "must", "should", "acceptable",
+              "allowed", "permitted", "an option")
 
 
 # Words that make a sentence a rule for every future session, not a request for this one.
@@ -109,6 +110,9 @@ _PROHIBITION = re.compile(_LEAD + r"(?:don'?t|do not|avoid)\b", re.IGNORECASE)
 _THIS_TASK = re.compile(
     r"\b(?:until|yet|for now|right now|this time|today|first|this|that|these|those|here|it|them)\b|"
     r"[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b",
+    re.IGNORECASE)
+_NOT_ALLOWED = re.compile(
+    _LEAD + r"[\w .'/-]{1,40}?\s(?:is|are)\s+(?:not|never)\s+(?:acceptable|allowed|ok|okay|permitted|an option)\b",
     re.IGNORECASE)
 MAX_RULE_WORDS = 12  # a "Don't X" longer than this is an explanation of the task at hand
 _EVERYWHERE = re.compile(
@@ -130,6 +134,8 @@ def classify(sentence: str) -> str | None:
         return "preference" if standing or not (wants or _THIS_TASK.search(sentence)) else None
     if _RULE_OPENING.match(sentence) or _INSTEAD.match(sentence) or re.search(r"\bfrom now on\b", lowered):
         return "instruction"
+    if _NOT_ALLOWED.match(sentence) and not _THIS_TASK.search(sentence):
+        return "instruction"  # "TODOs are not acceptable": a rule about the work, said as a fact
     if _PROHIBITION.match(sentence):
         short = len(sentence.split()) <= MAX_RULE_WORDS and not _THIS_TASK.search(sentence)
         return "instruction" if standing or short else None
