@@ -170,7 +170,10 @@ def _stated(event: dict[str, Any], text: str, project: str | None, said: set[str
         if kind is None or not about or sentence.lower() in said:
             continue
         said.add(sentence.lower())
-        scope = scope_for(sentence, project)
+        # Without a project, only the user's own word to memory (`memdream remember`, a CLAUDE.md in
+        # their home folder) is everyone's; a session's rule has nothing to be scoped to.
+        everyone = user_note(event) or MEMORY_FILE_TAG in event.get("tags", ())
+        scope = scope_for(sentence, project) or (GLOBAL_SCOPE if everyone else None)
         if scope is None:
             continue
         words = quote(sentence)
