@@ -284,3 +284,10 @@ def test_a_codex_review_subagent_is_a_sidechain_and_its_prompt_no_goal(tmp_path:
     assert all("sidechain" in event["tags"] for event in events)
     assert events[2]["ok"] is True and events[2]["args"] == {"command": "git diff --stat"}
     assert ctx.skipped_types == {"response_item:ghost_snapshot": 1, "event_msg:entered_review_mode": 1}
+
+
+@needs_real
+def test_a_prompt_files_command_is_a_sessions_goal_and_a_greeting_is_not(memory: Path) -> None:
+    ingest(memory, REAL / "EdofEngland__code_butler")
+    goals = [event["goal"] for event in stored(memory) if event["kind"] == "goal"]
+    assert goals and all(goal == "/butler-exec — Execute a ButlerSpec" for goal in goals)  # not "/", not "shell"

@@ -356,7 +356,7 @@ def _note(content: Any, tag: str) -> list[tuple[int, Event]]:
 
 def _goal(event: Event, line: dict[str, Any], state: _State) -> Event | None:
     """The session's goal when ``event`` is its first request (a subagent's prompt is not one)."""
-    if line.get("isSidechain") or event["session"] in state.goals or not _is_request(event):
+    if line.get("isSidechain") or event["session"] in state.goals or not _is_request(event, own=False):
         return None
     return goal_before(event)
 
@@ -396,12 +396,13 @@ def _task_created(call_id: str | None, text: str, state: _State) -> None:
     state.tasks = {found.group(1) if key == assumed else key: task for key, task in state.tasks.items()}
 
 
-def _is_request(event: Event) -> bool:
-    """A message the user typed in the main conversation (not the harness's text)."""
+def _is_request(event: Event, own: bool = True) -> bool:
+    """A message the user typed in the main conversation (not the harness's text); ``own=False``: or a
+    template expanded in their turn (a goal may still come from it: the command it runs)."""
     if event["kind"] != "message" or event.get("actor") != "user" or SIDECHAIN_TAG in event.get("tags", []):
         return False
     text = event.get("text", "")
-    return not text.strip().startswith(NOT_REQUESTS) and is_own_words(text)
+    return not text.strip().startswith(NOT_REQUESTS) and (not own or is_own_words(text))
 
 
 def _agent_acts(event: Event) -> bool:

@@ -235,7 +235,7 @@ def _finish(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Even
 
 def _with_goal_and_plan(event: Event, lineno: int, ctx: ParseContext, state: _State) -> Iterator[Event]:
     """``event``, after the session's goal when it is the first request, before its plan when it writes one."""
-    if _is_request(event) and event["session"] not in state.goals and not state.subagent:
+    if _asks(event) and event["session"] not in state.goals and not state.subagent:
         goal = _dated_like(goal_before(event), state)
         if goal is not None and checked(goal, lineno, ctx):
             state.goals.add(goal["session"])
@@ -252,6 +252,14 @@ def _dated_like(derived: Event | None, state: _State) -> Event | None:
     if derived is not None and state.legacy:
         derived["meta"] = {"ts_synthetic": True}
     return derived
+
+
+def _asks(event: Event) -> bool:
+    """A user-role message that may set the goal: not a blob Codex wrote (goal_before then reads what,
+    if anything, it asks for: the user's words, or the command a prompt file expands)."""
+    text = event.get("text")
+    return (event["kind"] == "message" and event.get("actor") == "user" and isinstance(text, str)
+            and not text.lstrip()[:64].lower().startswith(_NOT_REQUESTS))
 
 
 def _is_request(event: Event) -> bool:
