@@ -182,6 +182,15 @@ def test_recall_keeps_the_standing_instructions_of_the_scope_resident(learned: A
     assert scenario.NEWEST_GOAL in result["context"]
 
 
+def _dreamed(tmp_path: Path) -> Memdream:
+    """A new memory that ingested ``tmp_path/logs`` and dreamed once."""
+    cli = Memdream(tmp_path / "memory", tmp_path)
+    cli("init", cli.root)
+    cli("ingest", tmp_path / "logs", "-m", cli.root)
+    cli("dream", "-m", cli.root)
+    return cli
+
+
 def _start(day: int) -> datetime:
     return datetime(2026, 11, day, 9, 0, tzinfo=timezone.utc)
 
@@ -220,10 +229,7 @@ def test_a_later_contrary_instruction_supersedes_the_earlier_one(tmp_path: Path)
         session.user(f"Fix the typo in the README. {words}")
         session.bash("git status", " M README.md")
         session.write(tmp_path / "logs")
-    cli = Memdream(tmp_path / "memory", tmp_path)
-    cli("init", cli.root)
-    cli("ingest", tmp_path / "logs", "-m", cli.root)
-    cli("dream", "-m", cli.root)
+    cli = _dreamed(tmp_path)
     [current] = cli.cards("--type", "lesson")
     assert "Don't run ruff before committing anymore" in current["statement"] and current.get("supersedes")
     [old] = cli.cards("--status", "superseded")
@@ -296,10 +302,7 @@ def test_the_same_failure_with_its_own_branch_in_each_session_is_one_lesson_with
         session.bash(f"git push --set-upstream origin {branch} 2>&1 | tail -5",
                      f"branch '{branch}' set up to track 'origin/{branch}'.")
         session.write(tmp_path / "logs")
-    cli = Memdream(tmp_path / "memory", tmp_path)
-    cli("init", cli.root)
-    cli("ingest", tmp_path / "logs", "-m", cli.root)
-    cli("dream", "-m", cli.root)
+    cli = _dreamed(tmp_path)
     [lesson] = [card for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", [])]
     assert lesson["statement"] == (
         f"In {scenario.PROJECT}, running `git push` fails with `fatal: The current branch <branch> has no upstream "
@@ -323,10 +326,7 @@ def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
                      "error: Failed to find expected lines", exit_code=1)
         session.bash("apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: a.py\n*** End Patch\nPATCH", "Done!")
         session.write(tmp_path / "logs")
-    cli = Memdream(tmp_path / "memory", tmp_path)
-    cli("init", cli.root)
-    cli("ingest", tmp_path / "logs", "-m", cli.root)
-    cli("dream", "-m", cli.root)
+    cli = _dreamed(tmp_path)
     lessons = sorted(card["statement"] for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", []))
     assert lessons == [
         f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command not found`); use "
