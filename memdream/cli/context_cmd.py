@@ -18,8 +18,8 @@ def context(
     session_start: Annotated[bool, typer.Option(
         "--session-start",
         help="Be a Claude Code SessionStart hook: read the hook's JSON on stdin, print the hook's JSON with "
-             "additionalContext. Never fails the session: on any error prints nothing, says why on stderr, "
-             "exits 0.")] = False,
+             "additionalContext; nothing when the memory knows nothing of the session's project. Never fails "
+             "the session: on any error prints nothing, says why on stderr, exits 0.")] = False,
     export: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--export", metavar="FILE", show_default=False,
@@ -75,6 +75,8 @@ def _session_start(memory: Path | None, budget: int) -> None:
             raise
         sys.stderr.write(f"memdream: context --session-start: {' '.join(str(error).split())}\n")
         return
+    if result is None:
+        return  # nothing learned of this project: no context is better than a note saying so
     import json
 
     sys.stdout.write(json.dumps(result.hook_output(), ensure_ascii=False) + "\n")

@@ -51,7 +51,8 @@ def recall(
         Optional[str],  # noqa: UP045
         typer.Option("--scope", metavar="PROJECT", show_default=False,
                      help="The project whose plan and standing instructions to show. Default: the current "
-                          "folder's project when the memory has scoped ones, else all."),
+                          "folder's project when the memory knows it; else what applies everywhere, and a "
+                          "project's plan items and instructions that match QUERY."),
     ] = None,
     queries: Annotated[
         Optional[Path],  # noqa: UP045
@@ -69,11 +70,12 @@ def recall(
 ) -> None:
     """Print the context an agent should get for QUERY: the plan, then the best memories, within --budget bytes.
 
-    The plan and the user's standing instructions of the scope come first, whatever the query; then
-    cards (ranked by relevance, recency, references and confidence; one per fact key; conflicts shown
-    together); raw events only when cards do not fill the budget. Never changes the memory's tracked
-    files; appends which cards were returned to .memdream/usage.jsonl. Refuses (exit 1) while an
-    interrupted dream is pending: run `memdream dream` to recover.
+    The plan and the user's standing instructions of the scope come first, whatever the query, within
+    recall.resident_share of the budget; then the cards that answer QUERY (ranked by relevance, recency,
+    references and confidence; one per fact key; conflicts shown together); then raw events, cut to the
+    part that matches, for the rest of the budget. Never changes the memory's tracked files; appends which
+    cards were returned to .memdream/usage.jsonl. Refuses (exit 1) while an interrupted dream is pending:
+    run `memdream dream` to recover.
     """
     from memdream.memory.journal import require_settled
     from memdream.recall.engine import RecallOptions

@@ -8,8 +8,10 @@ order of recall's query-independent score (memdream.recall.rank.StaticScores: re
 confidence): the project's own cards first, then global and unscoped ones; other projects' never.
 
 The scope is the project of the session's folder (memdream.memory.project names it as ingest tags
-events). A memory whose plan and cards name no project shows everything, as recall does; a scoped
-memory asked from a project it has never seen shows only what applies everywhere.
+events). A memory whose plan and cards name no project shows everything, as recall does; a memory
+that names projects, asked for a project it has no card or plan item of, shows nothing at all: what
+it learned is of other projects, and a session of this one is better off without it (the SessionStart
+hook then prints nothing).
 
 Two callers: the SessionStart hook (``memdream context --session-start``), which must be fast (the
 warm recall index, no YAML, no schemas) and counts no use of the cards it shows (a card shown at every
@@ -131,6 +133,8 @@ class _Builder:
 
         scope = self._scope(project, cwd)
         limit = self.budget.limit
+        if scope is not None and not self._knows(scope):
+            return StartupContext(project=scope, budget=limit, body="", items=[])
         self.budget = Budget(max(0, limit - frame(scope)))
         self._add_plan(scope)
         shown = self._add_resident(scope)
@@ -154,6 +158,14 @@ class _Builder:
         from memdream.recall.resident import is_scoped
 
         return self.recaller.meta.scoped_plan or any(is_scoped(self.doc(number)) for number in self.active)
+
+    def _knows(self, scope: str) -> bool:
+        """Whether some plan item or active card names ``scope``; a memory that names no project knows
+        every one (all it holds applies everywhere)."""
+        from memdream.recall.resident import GLOBAL_SCOPE, known_scopes, scope_key
+
+        known = known_scopes(self.recaller.meta.plan_data, (self.doc(number) for number in self.active))
+        return not (known - {GLOBAL_SCOPE}) or scope_key(scope) in known
 
     # -- plan and standing instructions (resident, as recall shows them) -----------------------------
     def _add_plan(self, scope: str | None) -> None:
@@ -263,7 +275,6 @@ class _Builder:
 # -- the SessionStart hook ---------------------------------------------------------------------------------
 SESSION_START = "SessionStart"
 HEADER = "From memdream, what earlier sessions learned{project}:"
-EMPTY_NOTE = "Nothing learned yet."
 # The least room a header takes (its text and a short project name): the budget must leave more.
 HEADER_ROOM = len(HEADER.encode("utf-8")) + 32
 # A hook payload is a few hundred bytes; more is not a hook's.
@@ -300,9 +311,11 @@ def read_hook_payload(raw: bytes) -> dict[str, Any]:
     return payload
 
 
-def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGET) -> SessionStartResult:
+def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGET) -> SessionStartResult | None:
     """The context for the session the hook ``raw`` describes: the memory at ``explicit``, else the one
-    found from the session's folder; the project of that folder; at most ``budget`` bytes of text."""
+    found from the session's folder; the project of that folder; at most ``budget`` bytes of text.
+    None when there is nothing to inject: an empty memory, or a project the memory knows nothing of
+    (a note saying so would cost the session's context and tell it nothing)."""
     import os
 
     from memdream.memory.locate import find_memory_root
@@ -313,8 +326,10 @@ def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGE
     start = Path(cwd) if cwd is not None and os.path.isdir(cwd) else None
     root = find_memory_root(explicit, start)
     context = build_context(root, budget, cwd=cwd or os.getcwd(), frame=lambda scope: len(
-        f"{_header(scope)}\n".encode()) + len(EMPTY_NOTE))
-    body = context.body.rstrip("\n") or EMPTY_NOTE
+        f"{_header(scope)}\n".encode()))
+    if context.empty:
+        return None
+    body = context.body.rstrip("\n")
     return SessionStartResult(context=context, text=f"{_header(context.project)}\n{body}")
 
 

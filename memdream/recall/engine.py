@@ -1,5 +1,6 @@
-"""Recall: the plan and the standing instructions of the scope (resident), then the best cards for a
-query, then (as a fallback) raw events, within a byte budget.
+"""Recall: the plan and the standing instructions of the scope (resident, in a bounded share of the
+budget), then the cards that answer a query, then (as a fallback, for the rest of the budget) raw events
+cut to the part that matches, within a byte budget (docs/recall.md).
 
 A :class:`Recaller` loads the index once and answers many queries (``--queries``); :func:`recall`
 answers one. Recall never writes a tracked file: it appends to .memdream/usage.jsonl and keeps its
@@ -8,7 +9,6 @@ index cache under .memdream/cache/recall/.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +24,32 @@ from memdream.memory.refs import ref_of as event_ref
 from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
 from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
-from memdream.recall.rank import RawRanker, StaticScores, Weights, matched_terms, newest_first, rank_cards
-from memdream.recall.render import BULLET, Budget, Item, card_text, cut, plan_text, raw_text, untrusted
+from memdream.recall.rank import (
+    RawRanker,
+    StaticScores,
+    Weights,
+    card_words,
+    collapse,
+    coverage,
+    fuzzy_matches,
+    largest,
+    matched_terms,
+    newest_first,
+    rank_cards,
+    relevance_parts,
+)
+from memdream.recall.render import (
+    BULLET,
+    MIN_WINDOW,
+    WINDOW,
+    Budget,
+    Item,
+    card_text,
+    plan_text,
+    plan_within,
+    raw_text,
+    untrusted,
+)
 from memdream.recall.text import tokenize
 
 if TYPE_CHECKING:
@@ -40,6 +64,21 @@ MAX_MISSES = 48
 RAW_SCORE_SCALE = 1.3
 # At most this many withheld superseded raw events are listed in the JSON output (the best-ranked).
 MAX_WITHHELD = 20
+# A card is shown when it holds at least this share of the query's words, or as many as the best raw
+# event does: a card that holds one word of four would take the room of the events that answer.
+CARD_COVERAGE = 0.5
+# Raw events considered per query: one per this many bytes of budget, and this many less 8 more (enough
+# for the ten or so a default budget shows, after those cited by cards and near-duplicates are
+# skipped, without rendering a hundred that will not be shown).
+RAW_CANDIDATES = 32
+# The raw events whose words the cards are measured against (the best-ranked few).
+RAW_PEERS = 10
+# With at least this much room left (bytes), a raw event that does not fit whole is shown in the
+# narrower window that fits (bullet and date included), rather than leaving the room unused.
+SQUEEZE_ROOM = 96
+# The plan is never cut below this many bytes, whatever the resident share: its first words say
+# what the work is.
+PLAN_FLOOR = 48
 
 
 @dataclass(frozen=True)
@@ -107,8 +146,8 @@ class Meta:
     """Settings and plan as recall uses them, cached by the stat of memdream.yaml and plan.yaml:
     validating them needs the JSON Schemas, whose import alone costs more than a warm recall.
 
-    The whole plan is cached rendered; the part of one scope is rendered from the parsed plan when a
-    scope is asked for (microseconds), so one cache is right for every scope.
+    The whole plan is cached as its goal and next actions; the part of one scope is taken from the
+    parsed plan when a scope is asked for (microseconds), so one cache is right for every scope.
     """
 
     stamp: tuple[Any, Any]
@@ -117,14 +156,14 @@ class Meta:
     half_life_days: float
     trim_above: int
     resident_share: float
-    plan: str  # the whole plan, rendered: what recall shows without a scope
+    plan: tuple[str, tuple[str, ...]]  # the whole plan's goal and next actions: what recall shows without a scope
     plan_data: dict[str, Any]  # plan.yaml as validated (plain data: unpickling it imports nothing)
     scoped_plan: bool  # whether some goal or next action belongs to one project only
 
-    def plan_text(self, scope: str | None) -> str:
-        """The resident plan of ``scope`` (None: the whole plan), rendered."""
+    def plan_parts(self, scope: str | None) -> tuple[str, list[str]]:
+        """The goal and next actions of the resident plan of ``scope`` (None: the whole plan)."""
         if scope is None:
-            return self.plan
+            return self.plan[0], list(self.plan[1])
         from memdream.memory.plan import Plan
         from memdream.recall.resident import scope_key
 
@@ -133,7 +172,11 @@ class Meta:
         spelled = next((item.scope for item in (*plan.goals, *plan.next)
                         if item.scope and scope_key(item.scope) == scope_key(scope)), scope)
         goal, next_items = plan.for_scope(spelled)
-        return plan_text(goal, [item.text for item in next_items])
+        return goal, [item.text for item in next_items]
+
+    def plan_text(self, scope: str | None) -> str:
+        """The resident plan of ``scope`` (None: the whole plan), rendered."""
+        return plan_text(*self.plan_parts(scope))
 
 
 def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
@@ -150,7 +193,7 @@ def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
                 half_life_days=float(settings.get("recall.recency_half_life_days")),
                 trim_above=int(settings.get("recall.raw_trim_above")),
                 resident_share=float(settings.get("recall.resident_share")),
-                plan=plan_text(plan.goal, [item.text for item in plan.next]), plan_data=plan.to_dict(),
+                plan=(plan.goal, tuple(item.text for item in plan.next)), plan_data=plan.to_dict(),
                 scoped_plan=any(item.scope for item in (*plan.goals, *plan.next)))
     index_mod.write_pickle(path, meta)
     return meta
@@ -183,43 +226,57 @@ class Recaller:
                                    counts_at(self.paths) if len(self.cards) else {})
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
+        self._candidates: list[Item] | None = None  # the raw items of the query being answered
+        self._raw_best: float | None = None  # the best share of its words one of them holds
+        self._first: tuple[dict[str, float], dict[int, float]] | None = None  # its BM25 first stage
         self.withheld: list[dict[str, str]] = []
         self.usage = UsageLog(self.paths)
         self.explain_memo: dict[str, Any] = {}  # what ranking computed that --explain reuses (recall.explain)
         instructions = [self.cards.doc(number) for number in self.cards.resident]
-        self.scope = self._scope(instructions)
-        self.plan = self.meta.plan_text(self.scope)
+        names_projects = self._names_projects(instructions)
+        self.scope = self._scope(names_projects)
+        # No scope known in a memory that names projects: a project's plan items and instructions are
+        # shown only when they match the query (memdream.recall.resident).
+        self.open_scope = self.scope is None and names_projects
+        self.plan = self.meta.plan_parts(self.scope)
         self.resident = self._resident(instructions)
 
-    def _scope(self, instructions: list[CardDoc]) -> str | None:
-        """The scope asked for; else the current folder's project, when the plan or an instruction is
-        scoped (an unscoped memory shows everything, and spares the lookup); else None."""
+    def _names_projects(self, instructions: list[CardDoc]) -> bool:
+        """Whether the plan or a standing instruction belongs to some projects only."""
+        if self.meta.scoped_plan:
+            return True
+        if not instructions:
+            return False
+        from memdream.recall.resident import is_scoped
+
+        return any(is_scoped(doc) for doc in instructions)
+
+    def _scope(self, names_projects: bool) -> str | None:
+        """The scope asked for; else the current folder's project, when the memory names projects and
+        knows that one (an unscoped memory shows everything, and spares the lookup); else None."""
         if self.options.scope is not None:
             return self.options.scope.strip()
-        if self.options.cwd is None or not (self.meta.scoped_plan or instructions):
+        if self.options.cwd is None or not names_projects:
             return None
-        from memdream.recall.resident import current_project, is_scoped, scope_key, scopes_of
+        from memdream.recall.resident import current_project, known_scopes, scope_key
 
-        if not (self.meta.scoped_plan or any(is_scoped(doc) for doc in instructions)):
-            return None
         found = current_project(self.options.cwd)
         if found is None:
             return None
-        # A folder the memory knows nothing of (cron's, a scratch folder) is no scope: show everything.
-        plan = self.meta.plan_data
-        known = {scope_key(item["scope"]) for item in (*plan.get("goals", []), *plan.get("next", []))
-                 if item.get("scope")}
-        known.update(scope for doc in instructions for scope in scopes_of(doc))
-        return found if scope_key(found) in known else None
+        # A folder the memory knows nothing of (cron's, a scratch folder) is no scope.
+        instructions = (self.cards.doc(number) for number in self.cards.resident)
+        return found if scope_key(found) in known_scopes(self.meta.plan_data, instructions) else None
 
     def _resident(self, instructions: list[CardDoc]) -> list[CardDoc]:
-        """The standing instructions of the scope that pass the filters, best first."""
+        """The standing instructions of the scope that pass the filters, best first (with no scope known,
+        those that apply everywhere: a project's are ranked with the other cards)."""
         if not instructions:
             return []  # most memories: spare the import
         from memdream.recall.resident import applies, best_first
 
         return best_first(doc for number, doc in zip(self.cards.resident, instructions)
-                          if applies(doc, self.scope) and (self._accept is None or self._accept(number)))
+                          if applies(doc, self.scope, self.open_scope)
+                          and (self._accept is None or self._accept(number)))
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -251,20 +308,27 @@ class Recaller:
                               key=lambda other: other.id)
 
     def _card_items(self, query: str, resident: set[str]) -> Iterator[Item]:
-        """Relevant cards as items, best first: one per fact key, one per single raw source; none of
-        the ``resident`` ones (already shown)."""
+        """Cards that answer the query well enough (:meth:`_answers`), as items, best first: one per fact
+        key, one per single raw source; none of the ``resident`` ones (already shown)."""
         keys: set[tuple[str, str]] = set()
         single_sources: set[str] = set()
-        relevance = None
+        tokens = frozenset(tokenize(query))
+        matches = fuzzy_matches(self.cards, query)
+        relevance, fuzzy = relevance_parts(self.cards, query, matches)
         if self.options.explain:  # kept for the explanation: ranking and explaining compute it once
-            from memdream.recall.rank import relevance_parts
-
-            relevance, fuzzy = relevance_parts(self.cards, query)
-            self.explain_memo.update(query=query, relevance=relevance, fuzzy=fuzzy)
+            self.explain_memo.update(query=query, relevance=relevance, fuzzy=fuzzy, matches=matches)
+        passed = 0  # cards in a row that did not answer: after MAX_MISSES of them, the rest will not either
         for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept, relevance):
             doc = self.cards.doc(number)
             if doc.id in resident:
                 continue
+            held = card_words(doc, matches[number][1] if number in matches else frozenset())
+            if not self._answers(query, coverage(held, tokens)):
+                passed += 1
+                if passed >= MAX_MISSES:
+                    return
+                continue
+            passed = 0
             partners: list[CardDoc] = []
             if doc.key is not None and not doc.archived and doc.status in ACTIVE_STATUSES:
                 if doc.key in keys:
@@ -281,6 +345,20 @@ class Recaller:
                        ts=doc.ts, text=card_text(doc, shown if len(shown) > 1 else None),
                        evidence=list(dict.fromkeys(ref for card in shown for ref in card.evidence)),
                        conflicts=[card.id for card in shown[1:]])
+
+    def _answers(self, query: str, share: float) -> bool:
+        """Whether a card holding ``share`` of the query's words is shown: at least CARD_COVERAGE of them,
+        or as many as the best raw events hold (cards are the consolidated layer: at par they win).
+        Without a raw fallback (--type, --status) every relevant card is."""
+        if share >= CARD_COVERAGE or self.options.cards_only or share >= self._raw_bound(query):
+            return True
+        return share >= self._raw_coverage(query)
+
+    def _raw_bound(self, query: str) -> float:
+        """The share of the query's words that some raw event holds: no event can hold more of them, and
+        a card holding as many wins without ranking the raw layer."""
+        tokens = frozenset(self.raw.terms(query))
+        return coverage((token for token in tokens if self.raw.frequency(token)), tokens)
 
     # -- raw events --------------------------------------------------------------------------------
     @property
@@ -305,16 +383,21 @@ class Recaller:
                 found[event] = lines[segment.offsets[doc]]
         return found
 
-    def _raw_items(self, query: str, limit: int) -> Iterator[Item]:
+    def _raw_items(self, query: str, limit: int) -> list[Item]:
+        """The ``limit`` best raw events as items, in rank order; those whose value a card has replaced
+        are withheld (listed in ``self.withheld``) unless --include-archived."""
         ranker = self.raw
         since = self.since
 
         def accept(number: int, doc: int) -> bool:
             return since is None or ranker.segments[number].epochs[doc] >= since
 
-        ranked = ranker.rank(query, accept, limit)
+        ranked = ranker.rank(query, accept, limit, self._first_stage(query))
+        self._first = None  # rank added to its scores
         events = self._read_events([event for _, event in ranked])
-        query_tokens = frozenset(tokenize(query))
+        query_tokens = frozenset(ranker.terms(query))
+        weights = ranker.weights(query_tokens)
+        found: list[Item] = []
         for score, number in ranked:
             event = events[number]
             if self.subject is not None and self.subject not in compact_name(index_mod.event_text(event)):
@@ -326,11 +409,45 @@ class Recaller:
                                       "since": successor.since})
                 continue  # the card holds the newer value: an old one would only mislead
             ref = event_ref(event)
-            yield Item(source="raw", id=ref, type=str(event.get("kind", "")),
-                       score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
-                       text=raw_text(event, query_tokens, self.meta.trim_above, successor), evidence=[ref],
-                       untrusted=untrusted(event), superseded_by=successor.card if successor else None,
-                       epoch=epoch, words=matched_terms(event, query_tokens))
+
+            def refit(width: int, event: dict[str, Any] = event, successor: Successor | None = successor) -> str:
+                return raw_text(event, query_tokens, self.meta.trim_above, successor, width, weights=weights)
+
+            found.append(Item(source="raw", id=ref, type=str(event.get("kind", "")),
+                              score=round(min(1.0, score / RAW_SCORE_SCALE), 4), ts=str(event.get("ts", "")),
+                              text=refit(WINDOW), evidence=[ref], untrusted=untrusted(event),
+                              superseded_by=successor.card if successor else None, epoch=epoch,
+                              words=matched_terms(event, query_tokens), refit=refit))
+        return found
+
+    def _raw_candidates(self, query: str) -> list[Item]:
+        """The raw items for ``query`` (computed once per query), near-duplicates collapsed to their
+        newest (rank.collapse)."""
+        if self._candidates is None:
+            found = self._raw_items(query, limit=self.budget // RAW_CANDIDATES + RAW_CANDIDATES - 8)
+            shown = [frozenset(tokenize(item.text.split(": ", 1)[-1])) for item in found]
+            self._candidates = [found[place] for place in collapse(len(found), shown.__getitem__,
+                                                                   lambda place: found[place].epoch)]
+        return self._candidates
+
+    def _first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
+        if self._first is None:
+            self._first = self.raw.first_stage(query)
+        return self._first
+
+    def _raw_coverage(self, query: str) -> float:
+        """The largest share of the query's words that one of the raw events a plain BM25 ranks best
+        holds (RAW_PEERS of them): the first stage of the raw ranking, which the fallback goes on from
+        if it is needed, and all that is needed when the cards win."""
+        if self._raw_best is None:
+            tokens = frozenset(self.raw.terms(query))
+            scores = self._first_stage(query)[1]
+            best = [event for event, _ in largest(scores, 4 * RAW_PEERS)
+                    if self.since is None or self._epoch(event) >= self.since][:RAW_PEERS]
+            events = self._read_events(best)
+            self._raw_best = max((coverage(matched_terms(events[event], tokens), tokens) for event in best),
+                                 default=0.0)
+        return self._raw_best
 
     def _epoch(self, number: int) -> float:
         segment, doc = self.raw.locate(number)
@@ -355,11 +472,31 @@ class Recaller:
             return None  # news the card has not seen yet, or the same value
         return Successor(current.card, current.since)
 
-    # -- resident instructions ---------------------------------------------------------------------
-    def _add_resident(self, budget: Budget, items: list[Item], cited: set[str]) -> None:
-        """The scope's standing instructions, best first, while they fit in their share of the budget
-        (the rest of it is the query's): one that does not fit is skipped, a smaller one may still."""
-        share = int(self.budget * self.meta.resident_share)
+    # -- resident: the plan and the standing instructions ----------------------------------------------
+    def _plan_parts(self, query: str) -> tuple[str, list[str]]:
+        if not self.open_scope:
+            return self.plan
+        from memdream.recall.resident import open_plan
+
+        return open_plan(self.meta.plan_data, frozenset(tokenize(query)))
+
+    def _add_plan(self, budget: Budget, items: list[Item], query: str, share: int) -> int:
+        """The plan of the scope, first, within the resident share (never cut below PLAN_FLOOR bytes):
+        the goal, then the next actions that fit. The bytes it took."""
+        goal, next_items = self._plan_parts(query)
+        if not (goal.strip() or next_items):
+            return 0
+        text = plan_within(goal, next_items, min(budget.room, max(share, PLAN_FLOOR)))
+        if not text:
+            return 0
+        budget.add(text)
+        items.append(Item(source="plan", id="plan", text=text))
+        return Budget.cost(text)
+
+    def _add_resident(self, budget: Budget, items: list[Item], cited: set[str], share: int) -> None:
+        """The scope's standing instructions, best first, while they fit in what the plan left of the
+        resident share (the rest of the budget is the query's): one that does not fit is skipped, a
+        smaller one may still."""
         spent = 0
         for doc in self.resident:
             if min(share - spent, budget.room) < MIN_LINE:
@@ -376,21 +513,20 @@ class Recaller:
     def recall(self, query: str) -> RecallResult:
         budget = Budget(self.budget)
         self.withheld = []
+        self._candidates, self._raw_best, self._first = None, None, None
         items: list[Item] = []
-        if self.plan:  # resident: always first, cut only if it alone exceeds the budget
-            plan = Item(source="plan", id="plan", text=self.plan)
-            if not budget.fits(plan.text):
-                plan.text = cut(plan.text, budget.room - 1)
-            budget.add(plan.text)
-            items.append(plan)
+        # Resident items (the plan, then the instructions) take at most their share of the budget:
+        # the rest is the query's, for the cards that answer it or the raw events that do.
+        share = int(self.budget * self.meta.resident_share)
+        spent = self._add_plan(budget, items, query, share)
         cited: set[str] = set()
-        self._add_resident(budget, items, cited)
+        self._add_resident(budget, items, cited, share - spent)
         shown_before = len(items)
         resident = {item.id for item in items if item.resident}
         overflow = self._fill(budget, self._card_items(query, resident), items, cited)
         if overflow is None and not self.options.cards_only and budget.room >= MIN_LINE:
             first = len(items)
-            overflow = self._fill(budget, self._raw_items(query, limit=budget.room // 16 + 32), items, cited)
+            overflow = self._fill(budget, iter(self._raw_candidates(query)), items, cited)
             self._newest_first(budget, items, first)
         if len(items) == shown_before and overflow is not None and budget.room >= MIN_LINE:
             if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
@@ -423,25 +559,19 @@ class Recaller:
     def _fill(budget: Budget, candidates: Iterator[Item], items: list[Item], cited: set[str]) -> Item | None:
         """Add candidates in rank order while they fit; the first that did not fit, or None if all did.
 
-        Raw items already cited by a shown card, or saying the same words as a shown raw item, are
-        skipped (no two items from one source).
+        Raw items already cited by a shown card are skipped (no two items from one source). A raw item
+        that does not fit whole while at least SQUEEZE_ROOM bytes are left is shown in the narrower
+        window that fits: the room is the query's, and the best event left is what should use it.
         """
         first_miss: Item | None = None
         misses = 0
-        seen: set[bytes] = set()
         for item in candidates:
             if budget.room < MIN_LINE or misses >= MAX_MISSES:
                 first_miss = first_miss or item
                 break
-            if item.source == "raw":
-                if item.id in cited:
-                    continue
-                fingerprint = hashlib.blake2b(" ".join(tokenize(item.text.split(": ", 1)[-1])).encode(),
-                                              digest_size=8).digest()
-                if fingerprint in seen:
-                    continue
-                seen.add(fingerprint)
-            if budget.add_item(item):
+            if item.source == "raw" and item.id in cited:
+                continue
+            if budget.add_item(item) or (budget.room >= SQUEEZE_ROOM and _squeeze(budget, item)):
                 items.append(item)
                 cited.update(item.evidence)
                 misses = 0
@@ -452,6 +582,30 @@ class Recaller:
 
     def close(self) -> None:
         self.usage.close()
+
+
+def _squeeze(budget: Budget, item: Item) -> bool:
+    """Show the raw ``item`` in the narrower window that fits the room left, when that window still
+    holds some of the query's words (or the item holds none anyway)."""
+    if item.refit is None or ": " not in item.text:
+        return False
+    frame = Budget.cost(BULLET + item.text.split(": ", 1)[0] + ": ")  # bullet, date, marks, speaker
+    width = budget.room - frame
+    for _ in range(3):  # characters of several bytes: narrow until the line fits
+        if width < MIN_WINDOW:
+            return False
+        text = item.refit(width)
+        excess = Budget.cost(BULLET + text) - budget.room
+        if excess <= 0:
+            break
+        width -= excess
+    else:
+        return False
+    if item.words and not item.words.intersection(tokenize(text)):
+        return False
+    item.text = text
+    budget.add(BULLET + text)
+    return True
 
 
 def recall(memory: Memory | Path, query: str, options: RecallOptions | None = None) -> RecallResult:

@@ -8,7 +8,8 @@ Per item, an ``explain`` object:
 - plan: ``{"resident": "plan"}``: always first, whatever the query;
 - a resident card (a standing instruction): ``{"resident": "instruction", "scope": ..., "confidence": ...}``;
 - a ranked card: the four parts of its score (relevance, recency, references, confidence), each with its
-  weight and its share of the score, the query words it matched and its fuzzy subject match;
+  weight and its share of the score, the query words it matched, its fuzzy subject match and its
+  coverage (the share of the query's words it holds, by which recall judged it answers well enough);
 - a raw event: its relevance (BM25, with episode and neighbour shares), the query words it holds, its age,
   and that it came as the fallback (the cards did not fill the budget).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memdream.recall.rank import card_relevance, fuzzy_subjects
+from memdream.recall.rank import card_words, coverage, fuzzy_matches, relevance_parts
 from memdream.recall.render import BULLET, Item
 from memdream.recall.text import tokenize
 
@@ -61,10 +62,13 @@ class Explainer:
         self.query = query
         memo = recaller.explain_memo
         if memo.get("query") != query:  # cards were not ranked for this query (a --type with no match…)
-            memo.update(query=query, relevance=card_relevance(recaller.cards, query),
-                        fuzzy=fuzzy_subjects(recaller.cards, query))
+            matches = fuzzy_matches(recaller.cards, query)
+            relevance, fuzzy = relevance_parts(recaller.cards, query, matches)
+            memo.update(query=query, relevance=relevance, fuzzy=fuzzy, matches=matches)
         self.relevance: dict[int, float] = memo["relevance"]
         self.fuzzy: dict[int, float] = memo["fuzzy"]
+        self.matches: dict[int, tuple[float, frozenset[str]]] = memo["matches"]
+        self.tokens = frozenset(tokenize(query))
         if "numbers" not in memo:  # one map per Recaller: --queries explains many queries
             memo["numbers"] = {card_id: number for number, card_id in enumerate(recaller.cards.ids)}
         self.numbers: dict[str, int] = memo["numbers"]
@@ -77,7 +81,7 @@ class Explainer:
 
     def explain(self, item: Item) -> dict[str, Any]:
         if item.source == "plan":
-            return {"resident": "plan", "why": "the plan is always shown first, whatever the query"}
+            return {"resident": "plan", "why": "the plan of the scope, first, within the resident share"}
         if item.source == "raw":
             return self._raw(item)
         number = self.numbers.get(item.id)
@@ -106,6 +110,9 @@ class Explainer:
                                                            if number in docs})
         if number in self.fuzzy:
             explained["relevance"]["subject_similarity"] = round(self.fuzzy[number], 4)
+        fuzzy = self.matches[number][1] if number in self.matches else frozenset()
+        held = card_words(recaller.cards.doc(number), fuzzy)
+        explained["relevance"]["coverage"] = round(coverage(held, self.tokens), 4)
         explained["recency"]["age_days"] = _age_days(recaller, recaller.cards.epochs[number])
         explained["references"]["count"] = count
         explained["score"] = item.score
@@ -114,7 +121,8 @@ class Explainer:
     def _raw(self, item: Item) -> dict[str, Any]:
         return {"relevance": {"value": item.score, "matched": self._matched(item.words)},
                 "recency": {"age_days": _age_days(self.recaller, item.epoch)},
-                "fallback": "the cards did not fill the budget: raw events ranked by relevance alone",
+                "fallback": "the cards that answer the query well enough did not fill the budget: raw events "
+                            "ranked by relevance alone",
                 "score": item.score}
 
 
@@ -138,7 +146,8 @@ def summary(explain: dict[str, Any]) -> str:
     relevance = explain["relevance"]
     matched = ", ".join(relevance["matched"]) or "none"
     similar = f", subject {relevance['subject_similarity']:.2f} alike" if "subject_similarity" in relevance else ""
-    parts.append(f"relevance {relevance['value']:.2f} (matched: {matched}{similar})")
+    covered = f", {relevance['coverage']:.0%} of the query" if "coverage" in relevance else ""
+    parts.append(f"relevance {relevance['value']:.2f} (matched: {matched}{similar}{covered})")
     parts.append(f"recency {explain['recency']['value']:.2f} ({explain['recency']['age_days']} days)")
     parts.append(f"references {explain['references']['count']}")
     parts.append(f"confidence {explain['confidence']['value']:.2f}")

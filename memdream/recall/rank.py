@@ -13,6 +13,10 @@ bury exactly the old events that "when did ..." questions ask about). Measured o
   since the turns around one topic answer together;
 - neighbour expansion: the turns right before and after a hit, with a decayed score (a question's
   answer is often the next turn, and does not repeat the question's words).
+
+A query word that no raw event holds stands for its longest beginning that one does (RawRanker.terms).
+Of the ranked raw items, near-duplicates are shown once, as the newest (:func:`collapse`); cards are
+judged against them by :func:`coverage`.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ import heapq
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from memdream.recall.index import CardIndex, SegmentIndex, event_speaker, event_text, idf
-from memdream.recall.text import tokenize, words
+from memdream.recall.index import CardDoc, CardIndex, SegmentIndex, event_speaker, event_text, idf
+from memdream.recall.text import token_spans, tokenize, words
 
 SPEAKER_WEIGHT = 3.0
 EPISODE_SHARE = 0.3
@@ -46,6 +50,10 @@ RAW_COMMON_TERM_RATIO = 0.0
 HEAD = 96
 # Raw events: the best this many (at least) by BM25 get episode and neighbour scoring.
 POOL = 1000
+# A query word no raw event holds stands for its longest beginning that some event does, when that is
+# at least this long and this share of the word.
+MIN_PREFIX = 5
+PREFIX_SHARE = 0.6
 
 
 @dataclass(frozen=True)
@@ -82,30 +90,33 @@ def bm25_cards(index: CardIndex, query: Sequence[str]) -> dict[int, float]:
     return scores
 
 
-def query_grams(query: str, longest: int = 3) -> list[str]:
-    """Runs of 1-3 query words glued together: "export bucket" -> "exportbucket"."""
-    found = words(query)
-    grams = {"".join(found[start:start + size]) for size in range(1, longest + 1)
-             for start in range(len(found) - size + 1)}
-    return sorted(gram for gram in grams if len(gram) >= MIN_FUZZY_GRAM)
-
-
 _DIGITS = re.compile(r"\d+")
 
 
-def fuzzy_subjects(index: CardIndex, query: str) -> dict[int, float]:
-    """Cards whose subject resembles a run of query words, with the similarity in [0, 1].
+def fuzzy_matches(index: CardIndex, query: str) -> dict[int, tuple[float, frozenset[str]]]:
+    """Cards whose subject resembles a run of 1-3 query words glued together ("export bucket" ->
+    "exportbucket"), each with the similarity in [0, 1] and the query's tokens that run holds (a card
+    whose subject is "export-bucket" holds the words of "exprt bucket").
 
     Numbers must agree exactly: "postgres3" is not "postgres33", however similar the letters.
     """
-    grams = query_grams(query)
-    if not grams or not index.subjects:
+    found_words = words(query)
+    if not found_words or not index.subjects:
+        return {}
+    runs: dict[str, set[str]] = {}
+    for size in range(1, 4):
+        for start in range(len(found_words) - size + 1):
+            run = found_words[start:start + size]
+            gram = "".join(run)
+            if len(gram) >= MIN_FUZZY_GRAM:
+                runs.setdefault(gram, set()).update(tokenize(" ".join(run)))
+    if not runs:
         return {}
     from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
 
     blocks = subject_blocks(index)
-    found: dict[int, float] = {}
-    for gram in grams:
+    found: dict[int, tuple[float, frozenset[str]]] = {}
+    for gram in sorted(runs):
         digits = _DIGITS.findall(gram)
         names = blocks.get(gram[0], [])
         for name, similarity, _ in process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF,
@@ -113,7 +124,8 @@ def fuzzy_subjects(index: CardIndex, query: str) -> dict[int, float]:
             if _DIGITS.findall(name) != digits:
                 continue
             for doc in index.subjects[name]:
-                found[doc] = max(found.get(doc, 0.0), similarity / 100.0)
+                best, held = found.get(doc, (0.0, frozenset()))
+                found[doc] = (max(best, similarity / 100.0), held | runs[gram])
     return found
 
 
@@ -140,10 +152,15 @@ def card_relevance(index: CardIndex, query: str) -> dict[int, float]:
     return relevance_parts(index, query)[0]
 
 
-def relevance_parts(index: CardIndex, query: str) -> tuple[dict[int, float], dict[int, float]]:
-    """:func:`card_relevance` and the fuzzy subject matches it used (for recall --explain)."""
+def relevance_parts(index: CardIndex, query: str,
+                    matches: dict[int, tuple[float, frozenset[str]]] | None = None
+                    ) -> tuple[dict[int, float], dict[int, float]]:
+    """:func:`card_relevance` and the fuzzy subject matches it used (for recall --explain);
+    ``matches``: :func:`fuzzy_matches` of the query, when the caller has it."""
     lexical = bm25_cards(index, tokenize(query))
-    fuzzy = fuzzy_subjects(index, query)
+    if matches is None:
+        matches = fuzzy_matches(index, query)
+    fuzzy = {doc: similarity for doc, (similarity, _) in matches.items()}
     top = max(lexical.values(), default=0.0)
     scale = (1 - FUZZY_SHARE) / top if top else 0.0
     combined = {doc: value * scale for doc, value in lexical.items()}
@@ -243,6 +260,23 @@ class RawRanker:
         return sum(segment.postings.frequency(token) + segment.speakers.frequency(token)
                    for segment in self.segments)
 
+    def weights(self, tokens: Iterable[str]) -> dict[str, float]:
+        """The idf of each of ``tokens`` that some event holds."""
+        return {token: idf(self.documents, frequency) for token in tokens if (frequency := self.frequency(token))}
+
+    def terms(self, query: str) -> list[str]:
+        """The query's tokens, each that no event holds replaced by its longest beginning that some event
+        does ("dockerised" asks about "docker"; British and American spellings, a suffix the stemmer
+        does not know), when that beginning is at least PREFIX_SHARE of the word and MIN_PREFIX long."""
+        found = []
+        for token in tokenize(query):
+            if len(token) > MIN_PREFIX and not self.frequency(token):
+                shortest = max(MIN_PREFIX, math.ceil(PREFIX_SHARE * len(token)))
+                token = next((token[:size] for size in range(len(token) - 1, shortest - 1, -1)
+                              if self.frequency(token[:size])), token)
+            found.append(token)
+        return found
+
     def bm25(self, query: dict[str, float]) -> dict[int, float]:
         weights = {token: idf(self.documents, frequency) for token in query
                    if (frequency := self.frequency(token))}
@@ -274,11 +308,13 @@ class RawRanker:
                         scores[doc] = get(doc, 0.0) + bonus
         return scores
 
-    def expand(self, query: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
-        """RM3-style feedback: the query plus the heaviest terms of the top events."""
-        top = heapq.nlargest(FEEDBACK_DOCS, scores.items(), key=itemgetter(1))
+    def feedback(self, query: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
+        """RM3-style feedback: the heaviest terms of the top events that the query does not hold, weighted
+        (the query plus these is the expanded query; BM25 being a sum over terms, the caller adds their
+        scores to the query's rather than scoring the query's terms twice)."""
+        top = largest(scores, FEEDBACK_DOCS)
         if not top:
-            return query
+            return {}
         best = top[0][1]
         events = self.read([event for event, _ in top])
         mass: dict[str, float] = defaultdict(float)
@@ -290,24 +326,32 @@ class RawRanker:
         extra = [token for token, _ in heaviest if token not in query]
         extra = extra[:FEEDBACK_TERMS]
         total = sum(mass[token] for token in extra) or 1.0
-        expanded = dict(query)
-        for token in extra:
-            expanded[token] = FEEDBACK_WEIGHT * mass[token] / total * len(extra) / 3
-        return expanded
+        return {token: FEEDBACK_WEIGHT * mass[token] / total * len(extra) / 3 for token in extra}
 
-    def rank(self, query: str, accept: Callable[[int, int], bool], limit: int) -> list[tuple[float, int]]:
-        """(score in [0, 1.3], global event number) of the ``limit`` best events that pass
-        ``accept(segment number, event number)``, best first."""
+    def first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
+        """The query's terms (each with its count) and their BM25 score of every event holding one: what
+        :meth:`rank` starts from, and enough to tell which events a plain BM25 ranks best."""
         terms: dict[str, float] = {}
-        for token in tokenize(query):
+        for token in self.terms(query):
             terms[token] = terms.get(token, 0.0) + 1.0
         if not terms or not self.documents:
-            return []
-        scores = self.bm25(terms)
+            return terms, {}
+        return terms, self.bm25(terms)
+
+    def rank(self, query: str, accept: Callable[[int, int], bool], limit: int,
+             first: tuple[dict[str, float], dict[int, float]] | None = None) -> list[tuple[float, int]]:
+        """(score in [0, 1.3], global event number) of the ``limit`` best events that pass
+        ``accept(segment number, event number)``, best first; ``first``: :meth:`first_stage` of the
+        query, when the caller has it (its scores are added to, not copied)."""
+        terms, scores = first if first is not None else self.first_stage(query)
         if not scores:
             return []
-        scores = self.bm25(self.expand(terms, scores))
-        pool = heapq.nlargest(max(POOL, 4 * limit), scores.items(), key=itemgetter(1))
+        extra = self.feedback(terms, scores)
+        if extra:
+            get = scores.get
+            for event, value in self.bm25(extra).items():
+                scores[event] = get(event, 0.0) + value
+        pool = largest(scores, max(POOL, 4 * limit))
         best = pool[0][1]
         located = {event: self.locate(event) for event, _ in pool}
         episode_best: dict[tuple[int, int], float] = {}
@@ -330,10 +374,80 @@ class RawRanker:
                                       if accept(*self.locate(event))), key=lambda pair: (pair[0], -pair[1]))
 
 
+# -- how well an item answers -----------------------------------------------------------------------
+def coverage(held: Iterable[str], query_tokens: frozenset[str]) -> float:
+    """The share of the query's words (distinct tokens) among ``held``: 0 for a query of stopwords.
+
+    A card with any lexical match gets a relevance (BM25 normalized to the best card of the query), so
+    relevance alone cannot say that no card answers: a card holding one word of five ranks first when
+    it is the only one. Coverage can, and it compares cards with raw events on one scale.
+    """
+    if not query_tokens:
+        return 0.0
+    return len(query_tokens.intersection(held)) / len(query_tokens)
+
+
+def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> set[str]:
+    """The tokens a card holds (the fields the index holds), and the query's ``fuzzy`` ones its subject
+    resembles (:func:`fuzzy_matches`)."""
+    fields = (doc.statement, doc.subject, doc.attribute or "", doc.value or "", " ".join(doc.tags), doc.scope or "")
+    return set(tokenize(" ".join(fields))) | fuzzy
+
+
+# Raw items whose shown words overlap this much (Jaccard) say the same thing: only one is shown.
+NEAR_DUPLICATE = 0.6
+
+
+def near_duplicate(first: frozenset[str], second: frozenset[str]) -> bool:
+    if not first or not second:
+        return first == second
+    small, large = sorted((len(first), len(second)))
+    if small < NEAR_DUPLICATE * large:  # Jaccard is at most small / large: no need to intersect
+        return False
+    shared = len(first & second)
+    return shared >= NEAR_DUPLICATE * (len(first) + len(second) - shared)
+
+
+def collapse(count: int, words: Callable[[int], frozenset[str]], epoch: Callable[[int], float]) -> list[int]:
+    """Of ``count`` raw items (numbered in rank order), those to show: of each set of near-duplicates
+    (:data:`NEAR_DUPLICATE`, compared with the set's best-ranked member) only the newest, in the place
+    of the best-ranked.
+
+    The same tool output read twice, a prompt pasted again, a banner printed at every start: one line
+    says it. When they differ in a value ("Main model: gpt-4o" in July, "Main model: gpt-4.1" in
+    August), the older one is the stale one. At most ``count`` times the number of sets compared:
+    ``count`` is the few dozen candidates of one budget, never the whole log.
+    """
+    firsts: list[frozenset[str]] = []
+    chosen: list[int] = []
+    for place in range(count):
+        held = words(place)
+        for number, first in enumerate(firsts):
+            if near_duplicate(held, first):
+                if epoch(place) > epoch(chosen[number]):
+                    chosen[number] = place
+                break
+        else:
+            firsts.append(held)
+            chosen.append(place)
+    return chosen
+
+
+def largest(scores: dict[int, float], count: int) -> list[tuple[int, float]]:
+    """``heapq.nlargest(count, scores.items(), key=itemgetter(1))``, faster: the threshold from the
+    values alone (compared in C), then only the items at or above it sorted."""
+    if len(scores) <= count:
+        return sorted(scores.items(), key=itemgetter(1), reverse=True)
+    threshold = heapq.nlargest(count, scores.values())[-1]
+    found = [(event, value) for event, value in scores.items() if value >= threshold]
+    found.sort(key=itemgetter(1), reverse=True)
+    return found[:count]
+
+
 # -- newer first -----------------------------------------------------------------------------------
 def matched_terms(event: dict[str, Any], query_tokens: frozenset[str]) -> frozenset[str]:
     """The query's words that ``event`` holds (in its text, fact, command or speaker)."""
-    return query_tokens.intersection(tokenize(f"{event_text(event)} {event_speaker(event)}"))
+    return frozenset(token for _, _, token in token_spans(f"{event_text(event)} {event_speaker(event)}", query_tokens))
 
 
 def newest_first(count: int, epoch: Callable[[int], float], terms: Callable[[int], frozenset[str]]) -> list[int]:

@@ -1,32 +1,44 @@
 """Rendering recall items as compact Markdown lines, and filling a byte budget with them.
 
 One line per item: ``- [YYYY-MM-DD] text``. Bytes are what the budget is about, so the lines are
-short: no session ids, no times, raw turns trimmed to the sentences that match the query (the
-elisions marked with "…"), a tool's result shown as the command it answers and the few output lines
-that say what happened. An item that does not fit is skipped and smaller later ones may still fit;
-an item is cut (marked "…[cut]") only when nothing else would be shown at all.
+short: no session ids, no times, a long raw text cut to the window where it holds the most of the
+query's words (the elisions marked with "…"), a tool's result shown as the command it answers and
+either the few output lines that say what happened or, when the query's words are elsewhere in the
+output, the window around them. An item that does not fit is skipped and smaller later ones may
+still fit; a raw item may be shown in a narrower window to fill the room left; an item is cut
+(marked "…[cut]") only when nothing else would be shown at all.
 """
 
 from __future__ import annotations
 
-import re
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdream.memory.card import VERIFIED
 from memdream.memory.tags import UNTRUSTED as UNTRUSTED_TAG
 from memdream.recall.index import CardDoc, Successor, result_command
-from memdream.recall.text import tokenize
+from memdream.recall.text import token_spans
 
 CUT_MARK = "…[cut]"
 ELLIPSIS = "…"
 BULLET = "- "
-# A raw text longer than this (characters) keeps only its sentences that match the query
-# (recall.raw_trim_above in memdream.yaml; 0 turns trimming off).
+# A raw text longer than this (characters) is cut to a window around the query's words
+# (recall.raw_trim_above in memdream.yaml; 0 turns cutting off: texts are shown whole up to RAW_TEXT_MAX).
 TRIM_ABOVE = 120
+# The window of a long raw text (characters): about two sentences of a turn, two or three lines of a
+# tool's output. Wide enough that the answer next to the question's words is in it, narrow enough
+# that half a dozen events fit in what a default budget leaves the query.
+WINDOW = 240
 # Whatever trimming leaves, a raw text is not shown longer than this (characters).
 RAW_TEXT_MAX = 600
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n\s*|\s+(?=\[image:)")
+# Around the query's words in a long raw text, this many characters of context (an answer is most
+# often the words right after the question's: "the port is 3000").
+CONTEXT = 80
+# Of the room before the first matched word and after the last, the share shown before: an answer
+# more often follows the words that ask for it ("the port is 3000") than precedes them.
+BEFORE_SHARE = 0.35
 # Between the telling lines of a tool's output (one item is one line).
 LINE_JOIN = " ⏎ "
 # A raw event ingest tagged untrusted-instruction (UNTRUSTED_TAG) is shown as data, marked so that
@@ -51,6 +63,8 @@ class Item:
     epoch: float = 0.0  # a raw event's time, and the query words it holds: for newest-first (not output)
     words: frozenset[str] = frozenset()
     explain: dict[str, Any] | None = None  # why recall chose it: only with --explain (recall.explain)
+    # A raw item's text in a narrower window of at most so many characters (to fill the room left).
+    refit: Callable[[int], str] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "id": self.id}
@@ -88,6 +102,30 @@ def plan_text(goal: str, next_items: list[str]) -> str:
     return "\n".join(lines)
 
 
+def plan_within(goal: str, next_items: list[str], room: int) -> str:
+    """The plan in at most ``room`` bytes (the newline after it counted): whole when it fits; else the
+    goal line (cut when alone it does not fit), then the next actions that fit, in order, "…" for the
+    rest; "" when not even a cut goal fits."""
+    whole = plan_text(goal, next_items)
+    if Budget.cost(whole) <= room:
+        return whole
+    lines = []
+    if goal.strip():
+        line = f"Plan: {one_line(goal)}"
+        if Budget.cost(line) > room:
+            return cut(line, room - 1)
+        lines.append(line)
+    shown: list[str] = []
+    for item in next_items:
+        tried = "\n".join([*lines, "Next: " + "; ".join([*shown, one_line(item), ELLIPSIS])])
+        if Budget.cost(tried) > room:
+            break
+        shown.append(one_line(item))
+    if shown:
+        lines.append("Next: " + "; ".join([*shown, ELLIPSIS]))
+    return "\n".join(lines)
+
+
 def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
     date = f"[{doc.ts[:10]}] " if doc.ts else ""
     if conflict:
@@ -102,12 +140,13 @@ def card_text(doc: CardDoc, conflict: list[CardDoc] | None = None) -> str:
     return f"{date}{status}{kind}{one_line(doc.statement)}{scope}"
 
 
-def event_body(event: dict[str, Any]) -> str:
+def event_body(event: dict[str, Any], query_tokens: frozenset[str] = frozenset(),
+               limit: int | None = None, weights: Mapping[str, float] | None = None) -> str:
     """What an event says, in one string: text, error, the fact it carries, a verdict or outcome;
     for a tool's result, the command it answers and what its output says (:func:`command_result`)."""
     command = result_command(event)
     if command is not None:
-        return command_result(event, command)
+        return command_result(event, command, query_tokens, limit, weights)
     text = str(event.get("text") or event.get("goal") or "")
     fact = event.get("fact")
     if not text and isinstance(fact, dict):
@@ -124,12 +163,15 @@ def event_body(event: dict[str, Any]) -> str:
     return text
 
 
-def command_result(event: dict[str, Any], command: str) -> str:
-    """``$ <command> → <telling lines>``, ``(failed)`` after the command when the call failed.
+def command_result(event: dict[str, Any], command: str, query_tokens: frozenset[str] = frozenset(),
+                   limit: int | None = None, weights: Mapping[str, float] | None = None) -> str:
+    """``$ <command> → <what the output says>``, ``(failed)`` after the command when the call failed.
 
     The output alone ("3 passed", "No such file or directory") does not say what was run, and a
     whole output would spend the budget on what does not matter: the lines that tell what happened
-    (the error lines of a failure, else the last lines) stand for it.
+    (the error lines of a failure, else the last lines) stand for it, unless the output holds query
+    words those lines do not (``cat README.md`` asked "which port does the app use?"): then the window
+    of the output around them (``limit`` characters in all).
     """
     from memdream.toolcalls import telling_lines  # lazily: only results with a command need it
 
@@ -137,30 +179,86 @@ def command_result(event: dict[str, Any], command: str) -> str:
     output = f"{text}\n{error}" if error and error not in text else text
     head = f"$ {one_line(command)}{'' if event.get('ok', True) else ' (failed)'}"
     lines = LINE_JOIN.join(dict.fromkeys(one_line(line) for line in telling_lines(output)))
+    if query_tokens and limit is not None:
+        asked = {token for _, _, token in token_spans(output, query_tokens)}
+        told = {token for _, _, token in token_spans(lines, query_tokens)}
+        if not asked <= told:
+            room = limit - len(head) - len(" → ")
+            if room >= MIN_WINDOW:
+                return f"{head} → {window(output, query_tokens, room, weights=weights)}"
     return f"{head} → {lines}" if lines else head
 
 
-def trim(text: str, query_tokens: frozenset[str], above: int = TRIM_ABOVE) -> str:
-    """A long text keeps the sentences that share a word with the query; elisions become "…"."""
-    if len(text) <= above or above <= 0:
-        return _capped(one_line(text))
-    sentences = [part for part in _SENTENCES.split(text) if part.strip()]
-    if len(sentences) > 1:
-        keep = [bool(query_tokens.intersection(tokenize(sentence))) for sentence in sentences]
-        if not any(keep):
-            keep[0] = True
-        parts: list[str] = []
-        skipped = False
-        for sentence, kept in zip(sentences, keep):
-            if kept:
-                if skipped:
-                    parts.append(ELLIPSIS)
-                parts.append(one_line(sentence))
-            skipped = not kept
-        if skipped:
-            parts.append(ELLIPSIS)
-        text = " ".join(parts)
-    return _capped(one_line(text))
+# A window narrower than this (characters) says too little to be worth its line.
+MIN_WINDOW = 48
+
+
+def window(text: str, query_tokens: frozenset[str], limit: int, margin: int | None = None,
+           weights: Mapping[str, float] | None = None) -> str:
+    """``text`` on one line, at most ``limit`` characters: the stretch that holds the most of the query's
+    words (by ``weights``, their idf: the project's name, in every event, weighs little; then the most
+    occurrences) with ``margin`` characters around it (more after than before). Cut between words,
+    elisions marked "…"; the head when no word matches; the whole text when that leaves out next to
+    nothing."""
+    flat = one_line(text)
+    if margin is None:
+        margin = CONTEXT
+    inner = max(1, limit - 2 * len(ELLIPSIS + " "))
+    hits = token_spans(flat, query_tokens) if query_tokens else []
+    if not hits:  # found as a neighbour or by feedback: how it starts
+        return flat if len(flat) <= limit else _between(flat, 0, min(inner, 2 * margin))
+    first, last = _densest(hits, max(inner - margin, inner // 2), weights or {})
+    before = int(margin * BEFORE_SHARE)
+    start = max(0, hits[first][0] - before)
+    end = min(len(flat), hits[last][1] + margin - before, start + inner)
+    if len(flat) <= limit and end - start >= len(flat) - 2 * len(ELLIPSIS + " "):
+        return flat
+    return _between(flat, start, end)
+
+
+def _densest(hits: list[tuple[int, int, str]], span: int, weights: Mapping[str, float]) -> tuple[int, int]:
+    """The first and last of ``hits`` (sorted) of the stretch at most ``span`` characters long whose
+    distinct tokens weigh the most (a token without a weight weighs 1), then that holds the most hits:
+    one pass, two pointers."""
+    best = (0.0, 0, 0, 0)  # weight of the distinct tokens, hits, first, last
+    held: Counter[str] = Counter()
+    weight = 0.0
+    last = 0  # one past the last hit in the stretch
+    for first, (start, _, token) in enumerate(hits):
+        if last <= first:
+            weight += 0.0 if held[token] else weights.get(token, 1.0)
+            held[token] += 1
+            last = first + 1
+        while last < len(hits) and hits[last][1] - start <= span:
+            added = hits[last][2]
+            weight += 0.0 if held[added] else weights.get(added, 1.0)
+            held[added] += 1
+            last += 1
+        if (weight, last - first) > best[:2]:
+            best = (weight, last - first, first, last - 1)
+        held[token] -= 1
+        if not held[token]:
+            del held[token]
+            weight -= weights.get(token, 1.0)
+    return best[2], best[3]
+
+
+# A window's edge moves back to the space before a word cut in two, if the word's part is this short.
+WORD_CUT = 20
+
+
+def _between(flat: str, start: int, end: int) -> str:
+    """``flat[start:end]`` cut between words, with "…" where something was left out."""
+    if start > 0:
+        space = flat.find(" ", start, end)
+        if space >= 0 and space - start <= WORD_CUT:  # not half a word, unless the word is very long
+            start = space + 1
+    if end < len(flat):
+        space = flat.rfind(" ", start, end + 1)
+        if space > start and end - space <= WORD_CUT:
+            end = space
+    body = flat[start:end].strip()
+    return f"{ELLIPSIS + ' ' if start > 0 else ''}{body}{' ' + ELLIPSIS if end < len(flat) else ''}"
 
 
 def _capped(text: str) -> str:
@@ -176,16 +274,22 @@ def untrusted(event: dict[str, Any]) -> bool:
 
 
 def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: int = TRIM_ABOVE,
-             successor: Successor | None = None) -> str:
+             successor: Successor | None = None, limit: int = WINDOW,
+             weights: Mapping[str, float] | None = None) -> str:
     """``[YYYY-MM-DD] speaker: text`` (the speaker falls back to the actor); ``[YYYY-MM-DD] (untrusted
     tool text) speaker: text`` for an event tagged untrusted-instruction; ``[YYYY-MM-DD] (superseded
-    YYYY-MM-DD by <card>) speaker: text`` for an event whose value a card has replaced."""
+    YYYY-MM-DD by <card>) speaker: text`` for an event whose value a card has replaced. A text longer
+    than ``trim_above`` characters is cut to a window of ``limit`` characters around the query's words
+    (:func:`window`); ``trim_above`` 0 shows it whole (up to RAW_TEXT_MAX)."""
     speaker = one_line(str(event.get("speaker") or event.get("actor") or event.get("kind") or ""))
-    if result_command(event) is not None:
-        # Already the lines that matter: trimming by the query's words could drop the command.
-        body = _capped(event_body(event))
+    if trim_above <= 0:
+        body = _capped(one_line(event_body(event)))
+    elif result_command(event) is not None:
+        # The command is always kept: cutting by the query's words applies to the output only.
+        body = _capped(event_body(event, query_tokens, limit, weights))
     else:
-        body = trim(event_body(event), query_tokens, trim_above)
+        text = event_body(event)
+        body = one_line(text) if len(text) <= trim_above else window(text, query_tokens, limit, weights=weights)
     mark = UNTRUSTED_MARK if untrusted(event) else ""
     if successor is not None:
         mark = f"(superseded {successor.since} by {successor.card}) {mark}"

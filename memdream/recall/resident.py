@@ -6,12 +6,17 @@ The question that needs them rarely shares their words ("show me how to implemen
 by scope, not by relevance. A card is resident when it is an active lesson tagged ``instruction``,
 ``preference`` or ``correction``; it applies to a scope when its ``scope`` (or a ``project:<name>``
 tag) names that scope, or is ``global``.
+
+When no scope is known in a memory that names projects (recall run from a folder the memory does not
+know, without ``--scope``), a project's instructions and plan items are not resident: they are shown
+only when they match the query (:func:`open_plan`; instructions are then ranked like any card), and
+what applies everywhere (``global``, or no scope at all) stays resident.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdream.memory.tags import PROJECT_TAG
 
@@ -45,12 +50,44 @@ def is_scoped(doc: CardDoc) -> bool:
     return bool(scopes_of(doc) - {GLOBAL_SCOPE})
 
 
-def applies(doc: CardDoc, scope: str | None) -> bool:
-    """Whether the card is resident in ``scope`` (None: no scope known, every card is)."""
+def applies(doc: CardDoc, scope: str | None, open_scope: bool = False) -> bool:
+    """Whether the card is resident in ``scope``; with no scope (None), every card is, or with
+    ``open_scope`` (no scope known in a memory that names projects) those that apply everywhere."""
     if scope is None:
-        return True
+        return not (open_scope and is_scoped(doc))
     scopes = scopes_of(doc)
     return GLOBAL_SCOPE in scopes or scope_key(scope) in scopes
+
+
+# A project's plan item is shown with no scope known when it holds at least this share of the query's
+# words (its text and its project's name): as a card must to be shown rather than raw events.
+PLAN_MATCH = 0.5
+
+
+def open_plan(plan_data: dict[str, Any], query_tokens: frozenset[str]) -> tuple[str, list[str]]:
+    """The plan with no scope known in a memory that names projects: the items that apply everywhere,
+    and a project's items only when they match the query; the newest such goal."""
+    from memdream.memory.plan import Plan, PlanItem
+    from memdream.recall.text import tokenize
+
+    plan = Plan.from_dict(plan_data)
+
+    def shown(item: PlanItem) -> bool:
+        if not item.scope or scope_key(item.scope) == GLOBAL_SCOPE:
+            return True
+        held = query_tokens.intersection(tokenize(f"{item.text} {item.scope}"))
+        return bool(query_tokens) and len(held) >= PLAN_MATCH * len(query_tokens)
+
+    goal = next((item.text for item in plan.goals if shown(item)), "" if plan.goals else plan.goal)
+    return goal, [item.text for item in plan.next if shown(item)]
+
+
+def known_scopes(plan_data: dict[str, Any], docs: Iterable[CardDoc]) -> set[str]:
+    """The projects (scope keys) the plan's goals and next actions and the cards ``docs`` name."""
+    items = (*plan_data.get("goals", []), *plan_data.get("next", []))
+    known = {scope_key(item["scope"]) for item in items if item.get("scope")}
+    known.update(scope for doc in docs for scope in scopes_of(doc))
+    return known
 
 
 def best_first(docs: Iterable[CardDoc]) -> list[CardDoc]:

@@ -1,4 +1,5 @@
-"""Tokens for lexical retrieval: lowercase unicode words, a small stopword list, a light stemmer.
+"""Tokens for lexical retrieval: lowercase unicode words (and the parts of camelCase identifiers), a
+small stopword list, a light stemmer.
 
 The stemmer is a suffix stripper of a dozen rules (plurals, -ing, -ed, -ly, a final -e) plus a
 short table of irregular English verbs, so that "painting", "painted" and "paints" meet, and "went"
@@ -79,6 +80,82 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+# An identifier in camelCase or PascalCase holds words a question names ("the modal", "the signal
+# review" for ModalSignalReview): its parts are tokens too, besides the whole.
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+
+
+def _parts(word: str) -> list[re.Match[str]]:
+    """The parts of a camelCase word, or [] for a plain one."""
+    if word.islower() or not _CAMEL.search(word):
+        return []
+    found = list(_PART.finditer(word))
+    return found if len(found) > 1 else []
+
+
 def tokenize(text: str) -> list[str]:
-    """Stemmed words without stopwords: what the index and the query are made of."""
-    return [stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
+    """Stemmed words without stopwords, and the parts of camelCase ones: what the index and the query
+    are made of."""
+    found = []
+    for word in _WORD.findall(text):
+        low = word.lower()
+        if low not in STOPWORDS:
+            found.append(stem(low))
+        if low != word:
+            found.extend(stem(part) for match in _parts(word)
+                         if (part := match.group().lower()) not in STOPWORDS)
+    return found
+
+
+def _word_spans(word: str, offset: int) -> list[tuple[int, int, str]]:
+    """(start, end, token) of ``word`` (found at ``offset``) and of its camelCase parts."""
+    found = []
+    low = word.lower()
+    if low not in STOPWORDS:
+        found.append((offset, offset + len(word), stem(low)))
+    if low != word:
+        found.extend((offset + match.start(), offset + match.end(), stem(part)) for match in _parts(word)
+                     if (part := match.group().lower()) not in STOPWORDS)
+    return found
+
+
+def token_spans(text: str, tokens: frozenset[str]) -> list[tuple[int, int, str]]:
+    """(start, end, token) of each word (or camelCase part) of ``text`` whose token is one of ``tokens``,
+    in order.
+
+    Only the words that hold the beginning of a token are stemmed (found with ``str.find``, at C
+    speed): a tool's output of 100 kB holds tens of thousands of words, of which a query asks about a
+    few. Each word is looked at once per beginning: linear in the text.
+    """
+    if not tokens:
+        return []
+    low = text.lower()
+    if len(low) != len(text):  # a few letters lowercase to two characters: positions would shift
+        return sorted(span for match in _WORD.finditer(text) for span in _word_spans(match.group(), match.start())
+                      if span[2] in tokens)
+    found: dict[tuple[int, int], tuple[int, int, str]] = {}
+    for head in _heads(tokens):
+        start = low.find(head)
+        while start >= 0:
+            begin = start
+            while begin and low[begin - 1].isalnum():
+                begin -= 1
+            match = _WORD.match(text, begin)
+            if match is None:  # a mark that is alphanumeric to str but not a word character
+                start = low.find(head, start + 1)
+                continue
+            for span in _word_spans(match.group(), begin):
+                if span[2] in tokens:
+                    found[span[:2]] = span
+            start = low.find(head, max(match.end(), start + 1))
+    return [found[place] for place in sorted(found)]
+
+
+@lru_cache(maxsize=256)
+def _heads(tokens: frozenset[str]) -> tuple[str, ...]:
+    """How the words that may stem to one of ``tokens`` start: as the token does (suffix rules keep a
+    word's first letters, but for "flies" -> "fly"), or as an irregular form of one ("went")."""
+    heads = {token[:2] if token.endswith("y") else token[:3] for token in tokens}
+    heads.update(word for word, base in IRREGULAR.items() if _strip(base) in tokens)
+    return tuple(sorted(heads))

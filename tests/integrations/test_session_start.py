@@ -141,9 +141,12 @@ def test_the_memory_is_found_from_the_sessions_folder(learned: Any, tmp_path: Pa
     root, env = learned
     inside = root / "notes"
     inside.mkdir(exist_ok=True)
-    context = session_context(memdream("context", "--session-start", env=env, cwd=tmp_path,
-                                       stdin=hook_payload(str(inside))))
-    assert context.startswith("From memdream")
+    done = memdream("context", "--session-start", env=env, cwd=tmp_path, stdin=hook_payload(str(inside)))
+    # Found (a missing memory is one line on stderr); the memory's own folder is no project it learned
+    # of, so there is nothing to inject.
+    assert done.returncode == 0 and done.stderr == "" and done.stdout == ""
+    missing = memdream("context", "--session-start", env=env, cwd=tmp_path, stdin=hook_payload(str(tmp_path)))
+    assert missing.stdout == "" and missing.stderr.startswith("memdream: context --session-start: ")
 
 
 def test_session_start_counts_no_use_of_the_cards_it_shows(learned: Any) -> None:
@@ -155,13 +158,24 @@ def test_session_start_counts_no_use_of_the_cards_it_shows(learned: Any) -> None
     assert (usage.read_bytes() if usage.exists() else b"") == before
 
 
-def test_an_empty_memory_gives_valid_json_with_a_short_context(tmp_path: Path) -> None:
+def test_an_empty_memory_injects_nothing(tmp_path: Path) -> None:
     env = cron_env(tmp_path)
     memdream("init", tmp_path / "m", env=env, cwd=tmp_path)
     done = memdream("context", "--session-start", "-m", tmp_path / "m", env=env, cwd=tmp_path,
                     stdin=hook_payload(scenario.PROJECT_CWD))
-    context = session_context(done)
-    assert "Nothing learned yet." in context and len(context) < 200
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_a_project_the_memory_knows_nothing_of_gets_nothing(learned: Any, tmp_path: Path) -> None:
+    """The memory knows billing-api and shop: a session of a third project gets no context at all, not
+    a note, and not the others' global preferences either (nothing the memory learned was learned there)."""
+    root, env = learned
+    done = memdream("context", "--session-start", "-m", root, env=env, cwd=tmp_path,
+                    stdin=hook_payload("/home/dev/weather-station"))
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    # the same memory still serves the projects it knows
+    assert "project shop" in session_context(memdream("context", "--session-start", "-m", root, env=env,
+                                                      cwd=tmp_path, stdin=hook_payload(SHOP_CWD)))
 
 
 @pytest.mark.parametrize("case", ["no memory", "interrupted dream", "not json", "wrong event", "memory gone"])

@@ -58,6 +58,7 @@ def test_a_cards_score_is_the_sum_of_its_explained_parts(recallable: Path, run: 
     assert why["score"] == items["f-auth"]["score"]
     assert set(why["relevance"]["matched"]) == {"port", "auth", "service", "listen"}  # stems: "listens"
     assert why["relevance"]["value"] == 1.0 and why["confidence"]["value"] == 0.9
+    assert why["relevance"]["coverage"] == 1.0  # it holds every word of the query: it answers
     assert why["references"]["count"] == 4
     assert why["recency"]["age_days"] == 23.1  # card_data's 2026-11-07T09:40 to the clock's 2026-11-30T12:00
     assert {why[name]["weight"] for name in parts} == {0.45, 0.2, 0.15}

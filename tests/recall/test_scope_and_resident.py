@@ -330,9 +330,11 @@ def test_scoped_instructions_alone_make_the_folder_the_scope(memory: Path, run, 
     (tmp_path / "beta").mkdir()
     chdir(tmp_path / "beta")
     assert [item["id"] for item in resident_items(recall_json(run, memory, "x"))] == ["l-beta"]
-    # a library caller without a folder or a scope gets every instruction
-    result = Recaller(memory, RecallOptions()).recall("x").to_dict()
-    assert {item["id"] for item in resident_items(result)} == {"l-alpha", "l-beta"}
+    # a library caller without a folder or a scope knows no scope: no project's instruction is resident,
+    # and one that matches the query is ranked like any card
+    assert not resident_items(Recaller(memory, RecallOptions()).recall("x").to_dict())
+    matching = Recaller(memory, RecallOptions()).recall("what about Fridays?").to_dict()
+    assert [item["id"] for item in matching["items"]] == ["l-beta"] and not resident_items(matching)
 
 
 def test_the_cached_plan_is_right_for_every_scope(scoped: Path, run) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdream.recall.render import trim
+from memdream.recall.render import ELLIPSIS, window
 from memdream.recall.text import stem, tokenize
 
 
@@ -30,10 +30,12 @@ def test_short_words_and_non_words_are_left_alone() -> None:
     assert stem("bus") == "bus" and stem("v16") == "v16" and stem("is") == "is"
 
 
-def test_trim_keeps_matching_sentences_and_marks_elisions() -> None:
+def test_window_keeps_the_words_around_the_match_and_marks_elisions() -> None:
     text = ("Hey! Long time no see. I went to the pottery class yesterday and loved it. "
             "The weather was awful all week. Anyway, how are the kids?")
-    assert trim(text, frozenset(tokenize("pottery class"))) == (
-        "… I went to the pottery class yesterday and loved it. …")
-    assert trim("short text stays whole", frozenset()) == "short text stays whole"
-    assert trim(text, frozenset(tokenize("pottery")), above=0) == " ".join(text.split())
+    cut = window(text, frozenset(tokenize("pottery class")), 80, margin=40)
+    assert "pottery class yesterday" in cut and cut.startswith(ELLIPSIS) and cut.endswith(ELLIPSIS)
+    assert len(cut) <= 80 and "kids" not in cut
+    assert window("short text stays whole", frozenset(), 80) == "short text stays whole"
+    assert window(text, frozenset(tokenize("kids")), 400).endswith("how are the kids?")  # the margin, not all
+    assert window(text, frozenset(tokenize("kids")), 400, margin=400) == " ".join(text.split())
