@@ -45,11 +45,16 @@ _TEMP_NAME = re.compile(r"tmp[a-z0-9_]{6,}")
 _TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/")
 
 
+def is_temporary_name(name: str) -> bool:
+    """Whether a folder (or project) name is one tempfile made: ``tmpqwh7888i``."""
+    return _TEMP_NAME.fullmatch(name.lower()) is not None
+
+
 def is_temporary(cwd: str) -> bool:
     """Whether ``cwd`` is a temporary folder: a tempfile-made one anywhere, or a folder right under a
     temporary root (``/tmp/work``; deeper folders there may be a checkout someone works in)."""
     parts = [part for part in re.split(r"[/\\]+", cwd.strip()) if part]
-    if not parts or _TEMP_NAME.fullmatch(parts[-1].lower()):
+    if not parts or is_temporary_name(parts[-1]):
         return True
     path = "/" + "/".join(parts) + "/"
     for root in _TEMP_ROOTS:

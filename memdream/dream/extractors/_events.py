@@ -8,6 +8,7 @@ from typing import Any
 
 from memdream.dream.model import Piece
 from memdream.harness import own_words
+from memdream.memory.project import is_temporary_name
 from memdream.memory.raw import canonical_bytes, event_hash
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import PROJECT_TAG, SIDECHAIN_TAG, SUMMARY_TAG, UNTRUSTED
@@ -28,8 +29,10 @@ def project_of(event: dict[str, Any]) -> str | None:
 
 def session_project(events: list[dict[str, Any]]) -> str | None:
     """The project a session ran in: adapters tag every event of a transcript, so the first few
-    events name it or none does (a log in memdream's own format may carry no project)."""
-    return next((found for found in map(project_of, events[:PROJECT_LOOKAHEAD]) if found), None)
+    events name it or none does (a log in memdream's own format may carry no project). A temporary
+    folder's name, as raw layers ingested before ingest knew better may hold it, is no project."""
+    found = next((found for found in map(project_of, events[:PROJECT_LOOKAHEAD]) if found), None)
+    return None if found is None or is_temporary_name(found) else found
 
 
 def scope_tags(scope: str | None) -> tuple[str, ...]:

@@ -116,7 +116,6 @@ _OPERATORS = frozenset({"&&", "||", ";", "&", "|", "(", ")", "|&"})
 _REDIRECTS = frozenset({">", ">>", "<", ">&", "&>", "&>>", ">|", "<&", "<<<"})
 _FILE = re.compile(r"[/*?]|\.[A-Za-z0-9]{1,5}$|^\.{1,2}$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_TEMP_FOLDER = re.compile(r"^tmp[a-z0-9_]{6,}$")  # what mkdtemp names a folder: no project
 # What a run prints when its checks failed, though its exit code (after a pipe, `|| true`) says 0.
 _FAILED = re.compile(r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bFAILED\b|^FAIL\b|^npm ERR!|"
                      r"^error(?:\[E\d+\])?:|^Traceback \(most recent call last\)", re.MULTILINE)
@@ -311,14 +310,8 @@ def succeeded(run: Run) -> bool:
     return run.ok and not _FAILED.search(run.output)
 
 
-def project_of(events: list[dict[str, Any]]) -> str | None:
-    """The session's project, or None: no project, or a temporary folder's name."""
-    project = session_project(events)
-    return None if project is None or _TEMP_FOLDER.match(project) else project
-
-
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
-    project = project_of(episode.events)
+    project = session_project(episode.events)  # None for a temporary folder too
     if project is None:
         return  # a procedure is a project's: none from a session that names no project
     key = FactKey.of(project, ATTRIBUTE)
