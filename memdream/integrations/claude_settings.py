@@ -206,7 +206,7 @@ def without_memdream(settings: dict[str, Any]) -> dict[str, Any]:
     goes, and ``hooks`` goes if memdream's were all it held. Everything else keeps its place."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return settings
+        return dict(settings)  # a copy all the same: callers change the result and compare it with settings
     kept_hooks: dict[str, Any] = {}
     for event, groups in hooks.items():
         kept_groups = []
@@ -230,7 +230,8 @@ def without_memdream(settings: dict[str, Any]) -> dict[str, Any]:
 def with_memdream(settings: dict[str, Any], entries: list[HookEntry]) -> dict[str, Any]:
     """``settings`` with exactly memdream's ``entries``: an event that already holds its entry as the
     only memdream hook is left as it is (installing twice is installing once); otherwise memdream's old
-    hooks of the event are dropped and one group with the entry is appended."""
+    hooks of the event are dropped and one group with the entry is appended. ``settings`` itself is
+    never changed: ``install`` tells whether to write by comparing the two."""
     found = settings.get("hooks")
     current: dict[str, Any] = found if isinstance(found, dict) else {}
     if all(_installed(current.get(entry.event, []), entry) for entry in entries) and not _stray(current, entries):

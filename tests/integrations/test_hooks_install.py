@@ -92,6 +92,41 @@ def test_install_merges_and_keeps_every_other_setting_in_its_order(project: Any)
     assert all(isinstance(timeout, int) and 0 < timeout <= 10 for timeout in timeouts)
 
 
+OLD_MEMDREAM_HOOKS = {
+    "permissions": {"allow": ["Read"]},
+    "hooks": {
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "memdream enqueue --from-hook", "timeout": 5}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "memdream enqueue --from-hook"},
+                            {"type": "command", "command": "notify-send done"}]}],
+    },
+}
+OTHERS_OF_OLD = {"permissions": {"allow": ["Read"]},
+                 "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+
+
+@pytest.mark.parametrize(("before", "kept"), [
+    pytest.param({"permissions": {"allow": ["Read"]}}, {"permissions": {"allow": ["Read"]}, "hooks": {}},
+                 id="no hooks key"),
+    pytest.param(REALISTIC, REALISTIC, id="other hooks"),
+    pytest.param(OLD_MEMDREAM_HOOKS, OTHERS_OF_OLD, id="memdream's old hooks"),
+])
+def test_install_into_an_existing_settings_file_writes_memdreams_hooks(
+        project: Any, before: dict[str, Any], kept: dict[str, Any]) -> None:
+    """Issue 21.1: a settings file without a hooks key was reported as already installed and left alone."""
+    checkout, memory, env = project
+    settings_file = checkout / ".claude" / "settings.json"
+    settings_file.write_text(json.dumps(before, indent=2) + "\n", encoding="utf-8")
+    done = memdream("hooks", "install", "claude-code", env=env, cwd=checkout)
+    assert done.stdout.startswith(f"{settings_file}: installed")
+    settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    assert others(settings) == kept
+    installed = ours(settings)
+    assert sorted(installed) == ["PreCompact", "SessionEnd", "SessionStart"]
+    assert all(len(commands) == 1 and f"--memory {memory.resolve()}" in commands[0]
+               for commands in installed.values())
+    assert "already installed" in memdream("hooks", "install", "claude-code", env=env, cwd=checkout).stdout
+
+
 def test_installing_twice_is_installing_once(project: Any) -> None:
     checkout, _, env = project
     settings_file = checkout / ".claude" / "settings.json"
