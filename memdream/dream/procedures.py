@@ -31,7 +31,7 @@ from memdream.dream.verify import USER_WORD, Proposal, Version, finish_versions,
 from memdream.memory.card import ARCHIVED, Card
 
 WINDOW = 10  # the newest successful runs of a command that decide its stable form
-MIN_RUNS = 2  # a command run once is an experiment, not how the project works
+MIN_RUNS = 2  # a command run once with flags or arguments is an experiment, not how the project works
 LABELS = {"check": "all checks"}  # how a purpose reads on the card, where its name would not
 _EXTENSION = re.compile(r"[^/.]\.[A-Za-z][A-Za-z0-9]{0,4}$")
 
@@ -75,15 +75,28 @@ def history(ctx: DreamContext, key: FactKey) -> list[Seen]:
 
 
 def procedures(seen: list[Seen]) -> list[Procedure]:
-    """Per purpose, the newest command that succeeded ``MIN_RUNS`` times, in its stable form."""
+    """Per purpose, the newest command that is how the project works (:func:`_settled`), in its
+    stable form."""
     by_command: dict[tuple[str, str], list[Seen]] = {}
     for each in seen:
         by_command.setdefault((each.invocation.purpose, each.invocation.head), []).append(each)
+    recurring = any(len(runs) >= MIN_RUNS for runs in by_command.values())
     best: dict[str, list[Seen]] = {}
     for (purpose, _), runs in by_command.items():
-        if len(runs) >= MIN_RUNS and (purpose not in best or _order(runs[-1].piece) > _order(best[purpose][-1].piece)):
+        if _settled(purpose, runs, recurring) and (purpose not in best
+                                                   or _order(runs[-1].piece) > _order(best[purpose][-1].piece)):
             best[purpose] = runs
     return [stable(purpose, best[purpose]) for purpose in PURPOSES if purpose in best]
+
+
+def _settled(purpose: str, runs: list[Seen], recurring: bool) -> bool:
+    """Whether a command is how the project works: it succeeded ``MIN_RUNS`` times; or, in a project
+    where some command did, once as the bare runner (``npm run build``, ``cargo test``: no flag or
+    argument to try anything out with). A bare install (``npm install``) says nothing a lockfile
+    does not, so it needs the two runs."""
+    if len(runs) >= MIN_RUNS:
+        return True
+    return recurring and purpose != "install" and any(not seen.invocation.items for seen in runs)
 
 
 def _placeholder(values: set[Any]) -> str:

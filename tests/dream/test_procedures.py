@@ -1,5 +1,5 @@
 """How a project is built, tested, linted, formatted and run: one card per project, from the commands
-that succeeded more than once, in their stable form.
+that succeeded more than once (or once, bare, beside those), in their stable form.
 
 Real-format Claude Code and Codex sessions in, through the command line users run (`ingest`, `dream`,
 `cards`), on a memory made by `memdream init`.
@@ -169,6 +169,21 @@ def test_a_command_run_once_in_one_session_gives_nothing(run: Any, memory: Path,
     report = _dream(run, memory, tmp_path / "logs")
     assert _procedures(run, memory, "--archived") == []
     assert report["not_admitted"].get("no recurring procedure") == 1
+
+
+def test_a_bare_command_run_once_joins_a_project_whose_commands_recur(run: Any, memory: Path,
+                                                                      tmp_path: Path) -> None:
+    session = ClaudeSession(_session_id("bare", 1), SHOP, _start(3))
+    session.user("Fix the total on the cart page.")
+    session.bash("npm test -- --run src/cart/total.test.ts", _vitest(4))
+    session.bash("npm test -- --run", _vitest(93))
+    session.bash("npm run build", "✓ built in 3.62s")  # bare: how the project builds
+    session.bash("npm run lint -- --fix src/cart", "")  # once, with arguments: an experiment
+    session.bash("npm install", "up to date in 2s")  # a bare install says nothing a lockfile does not
+    session.write(tmp_path / "logs")
+    _dream(run, memory, tmp_path / "logs")
+    [card] = _procedures(run, memory)
+    assert card["statement"] == "In shop-web: build `npm run build`; test `npm test -- --run`."
 
 
 def test_a_temporary_folder_is_no_project(run: Any, memory: Path, tmp_path: Path) -> None:
