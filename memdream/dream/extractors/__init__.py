@@ -36,6 +36,6 @@ class Extractor(Protocol):
 
 def registry() -> dict[str, ModuleType]:
     """Extractor name -> module, in the order they run (imported on first use)."""
-    from memdream.dream.extractors import errors, instructions, model, procedures, statements, workflows
+    from memdream.dream.extractors import errors, instructions, manifests, model, procedures, statements, workflows
 
-    return {module.NAME: module for module in (errors, instructions, statements, workflows, procedures, model)}
+    return {module.NAME: module for module in (errors, instructions, statements, manifests, workflows, procedures, model)}
