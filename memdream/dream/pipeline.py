@@ -329,7 +329,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     if explain:
         report.explained = explain_mod.explain(ctx)
     on_disk: dict[str, Card] = {}
-    report.changes = _changes(memory, ctx, before, plan_before, on_disk)
+    report.changes = _changes(memory, ctx, before, plan_before, on_disk) if _learned(ctx) else []
     report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
     if dry_run:
         return report
@@ -354,6 +354,14 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     state_mod.save(memory.paths.state, state)
     _journal(memory).unlink(missing_ok=True)
     return report
+
+
+def _learned(ctx: DreamContext) -> bool:
+    """Whether the run has anything of its own to write: events read or an operation (decay, capacity).
+    Without either, what changed is bookkeeping (recall's usage folded into reference counts, the index
+    that shows them); it waits for the next dream that reads events, so that usage alone never makes a
+    commit, which `rollback` would then undo in place of the last real dream."""
+    return bool(ctx.events) or bool(ctx.ops)
 
 
 def _load_frozen(memory: Memory) -> list[CachedCard]:

@@ -4,6 +4,10 @@ Everything comes from commits: the trailers a dream commit carries (``Memdream-R
 ``Memdream-Consumed``, ``Memdream-Events``) and the run's audit file *at that commit*, so the counts
 stay right after a rollback removed the file, and on a clone that has no raw layer or local state.
 A rollback commit carries one ``Memdream-Rollback: <run-id>`` per run it undid.
+
+A dream that changed only bookkeeping (recall's usage folded into reference counts, the index showing
+them; dreams before issue 21 committed that on its own) is left out of ``log`` and is not what
+``rollback`` undoes: it is no dream anyone reviews (:func:`bookkeeping_only`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from memdream import yamlio
 from memdream.gitops import history
 from memdream.memory import trailers as trailer
-from memdream.memory.paths import AUDIT_DIR
+from memdream.memory.paths import AUDIT_DIR, CARDS_DIR, INDEX_FILE
 
 DREAM, ROLLBACK = "dream", "rollback"
 # The operations a dream writes to its audit file, in the order people read them.
@@ -26,6 +33,11 @@ _SEGMENTS = re.compile(r"^segments? (\d+)\.\.(\d+)$")
 # json.dumps writes "run" then "op" first: most lines give their op without being parsed (an
 # evidence line of a first dream can hold thousands of references).
 _OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
+# A dream commit carrying one of these read, resumed or left events, or holds ingest's manifest lines:
+# never bookkeeping only, whatever its files say.
+_LEDGER_TRAILERS = (trailer.CONSUMED, trailer.EVENTS, trailer.REDREAMED, trailer.DEFERRED, trailer.INGEST)
+# The card fields a dream changes without learning anything: how often recall returned the card.
+_BOOKKEEPING_FIELDS = frozenset({"reference_count"})
 
 
 @dataclass(frozen=True)
@@ -60,10 +72,9 @@ class DreamRun:
 
 
 def dream_runs(root: Path, limit: int | None = None, rev: str = "HEAD") -> list[DreamRun]:
-    """Dreams and rollbacks reachable from ``rev``, newest first (at most ``limit`` of them)."""
-    found = history.commits_with_trailers(root, (trailer.RUN, trailer.ROLLBACK), rev, max_count=limit)
-    dreams = [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
-    counts = dict(zip((info.sha for info in dreams), map(_op_counts, _audit_texts(root, dreams))))
+    """Dreams and rollbacks reachable from ``rev``, newest first (at most ``limit`` of them); dreams
+    that changed only bookkeeping are left out."""
+    found, counts = _shown_commits(root, limit, rev)
     undone_by: dict[str, str] = {}  # run id -> rollback sha; a rollback is always newer than its run
     runs: list[DreamRun] = []
     for info in found:
@@ -76,6 +87,60 @@ def dream_runs(root: Path, limit: int | None = None, rev: str = "HEAD") -> list[
         else:
             runs.append(_dream(info, counts[info.sha], undone_by.get(info.trailer(trailer.RUN) or "")))
     return runs
+
+
+def _shown_commits(root: Path, limit: int | None,
+                   rev: str) -> tuple[list[history.CommitInfo], dict[str, dict[str, int]]]:
+    """The newest ``limit`` dream and rollback commits that are not bookkeeping only, and each dream's
+    operation counts. With a limit, more commits are read while bookkeeping ones took places."""
+    wanted = limit
+    while True:
+        found = history.commits_with_trailers(root, (trailer.RUN, trailer.ROLLBACK), rev, max_count=wanted)
+        dreams = [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
+        counts = dict(zip((info.sha for info in dreams), map(_op_counts, _audit_texts(root, dreams))))
+        skipped = _bookkeeping_shas(root, dreams, counts)
+        shown = [info for info in found if info.sha not in skipped]
+        if limit is None or wanted is None or len(shown) >= limit or len(found) < wanted:
+            return shown[:limit], counts
+        wanted = limit + len(skipped)
+
+
+def bookkeeping_only(root: Path, info: history.CommitInfo, counts: dict[str, int]) -> bool:
+    """Whether the dream commit ``info`` (its audit file holding ``counts``) changed nothing but
+    bookkeeping: no event read or left, no operation, and its files differ from its parent's only in
+    cards' reference counts and the index. An empty commit changed nothing and stays a dream."""
+    if any(info.trailer(key) for key in _LEDGER_TRAILERS) or any(counts.values()) or not info.parents:
+        return False
+    changed = history.changes(root, info.parents[0], info.sha)
+    return bool(changed) and all(_bookkeeping_change(change) for change in changed)
+
+
+def _bookkeeping_change(change: history.FileChange) -> bool:
+    if change.path == INDEX_FILE:
+        return True
+    if not change.path.startswith(f"{CARDS_DIR}/") or change.old_text is None or change.new_text is None:
+        return False  # a card added or removed is a change of what the memory says
+    try:
+        old, new = yamlio.loads(change.old_text), yamlio.loads(change.new_text)
+    except (yaml.YAMLError, UnicodeError):  # an unreadable card is no bookkeeping
+        return False
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    return _without_bookkeeping(old) == _without_bookkeeping(new)
+
+
+def _without_bookkeeping(card: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in card.items() if key not in _BOOKKEEPING_FIELDS}
+
+
+def _bookkeeping_shas(root: Path, dreams: list[history.CommitInfo],
+                      counts: dict[str, dict[str, int]] | None = None) -> set[str]:
+    """The commits of ``dreams`` that changed only bookkeeping; ``counts`` (sha -> operation counts)
+    is read from the audit files of the few that could be when not given."""
+    candidates = [info for info in dreams if not any(info.trailer(key) for key in _LEDGER_TRAILERS)]
+    if counts is None:
+        counts = dict(zip((info.sha for info in candidates), map(_op_counts, _audit_texts(root, candidates))))
+    return {info.sha for info in candidates if bookkeeping_only(root, info, counts.get(info.sha, {}))}
 
 
 def last_dream(root: Path) -> DreamRun | None:
@@ -100,9 +165,12 @@ def undone_by(root: Path, run_id: str) -> str | None:
 
 
 def live_dreams(root: Path, rev: str = "HEAD") -> list[DreamRun]:
-    """The dreams reachable from ``rev`` that no rollback undid, newest first (without counts)."""
+    """The dreams reachable from ``rev`` that no rollback undid and that changed more than bookkeeping,
+    newest first (without counts)."""
     undone = undone_runs(root)
-    return [_dream(info) for info in _dream_commits(root, rev) if info.trailer(trailer.RUN) not in undone]
+    live = [info for info in _dream_commits(root, rev) if info.trailer(trailer.RUN) not in undone]
+    skipped = _bookkeeping_shas(root, live)
+    return [_dream(info) for info in live if info.sha not in skipped]
 
 
 def find_run(root: Path, run_id: str) -> DreamRun | None:

@@ -48,6 +48,15 @@ def recall(memory: Path, now: str, *queries: str) -> None:
     memdream(memory, now, "recall", "--queries", batch)
 
 
+def ingest_news(memory: Path, now: str) -> None:
+    """One ordinary event ingested, so that the next dream reads events (usage alone makes no commit):
+    ``log://a#r1``, the event the cards of :func:`write_facts` cite."""
+    log = memory.parent / "news.jsonl"
+    log.write_text(json.dumps({"session": "a", "id": "r1", "ts": now, "kind": "message",
+                               "text": "review pull request 12"}) + "\n", encoding="utf-8")
+    memdream(memory, now, "ingest", log)
+
+
 def write_facts(memory: Path, specs: dict[str, dict[str, Any]], message: str = "cards by hand") -> None:
     """Fact cards ``id -> fields`` (each with its own words, so that a recall finds just it), committed."""
     for card_id, fields in specs.items():
@@ -98,6 +107,12 @@ def test_recalled_cards_get_their_reference_count_and_only_changed_cards_are_wri
     counted = Counter(card_id for line in usage_lines(memory) for card_id in line["cards"])
     assert counted["f-queue"] >= 2 and counted["f-grafana"] >= 1
 
+    alone = dream(memory, START)  # usage alone is bookkeeping: it waits for a dream that reads events
+    assert alone["commit"] is None and alone["changes"] == []
+    assert all(card(memory, card_id).get("reference_count") is None for card_id in FACTS)
+    assert git(memory, "log", "-1", "--format=%s").strip() == "cards by hand"
+
+    ingest_news(memory, START)
     report = dream(memory, START)
     assert report["commit"] and report["operations"] == []  # counting is no move for the audit
     for card_id in FACTS:
@@ -205,6 +220,7 @@ def test_capacity_per_scope_archives_the_lowest_value_cards_first(memory: Path) 
 def test_a_clone_without_the_usage_log_keeps_its_counts(memory: Path, tmp_path: Path) -> None:
     write_facts(memory, {card_id: {**fields, "updated_at": "2026-11-29T00:00:00Z"} for card_id, fields in FACTS.items()})
     recall(memory, START, *["billing queue rabbitmq"] * 4)
+    ingest_news(memory, START)
     dream(memory, START)
     counted = card(memory, "f-queue")["reference_count"]
     assert counted >= 4
@@ -213,6 +229,7 @@ def test_a_clone_without_the_usage_log_keeps_its_counts(memory: Path, tmp_path: 
     git(tmp_path, "clone", "-q", str(memory), str(clone))
     assert not (clone / ".memdream" / "usage.jsonl").exists()
     recall(clone, START, "billing queue rabbitmq")  # this clone's own log counts one
+    ingest_news(clone, START)
     report = dream(clone, "2026-11-30T13:00:00Z")
     assert card(clone, "f-queue")["reference_count"] == counted  # never lowered
     assert not any(change["path"].startswith("cards/") for change in report["changes"])
@@ -257,6 +274,7 @@ def test_cards_learned_from_transcripts_count_the_recalls_that_returned_them(mem
     recall(memory, now, "how do I run the tests", "pytest ModuleNotFoundError", "how do I run the tests")
     counted = Counter(card_id for line in usage_lines(memory) for card_id in line["cards"])
     assert counted, "recall returned no card"
+    ingest_news(memory, "2026-11-20T01:00:00Z")
     dream(memory, "2026-11-20T01:00:00Z")
     learned = {path.stem: yaml.safe_load(path.read_text(encoding="utf-8"))
                for path in [*memory.glob("cards/*/*.yaml"), *memory.glob("archive/*/*.yaml")]}

@@ -152,6 +152,23 @@ def rollback_commit(root: Path, run_id: str) -> str:
     return git(root, "rev-parse", "HEAD").strip()
 
 
+def bookkeeping_commit(root: Path, run_id: str = "2026-11-30T12-30-00Z-b00c") -> str:
+    """A dream commit as versions before issue 21 made one after recalls and no new event: a card's
+    reference count raised, no audit file, no ledger trailer, subject "plan and index"."""
+    import yaml
+
+    from memdream import yamlio
+
+    card = sorted((root / "cards").rglob("*.yaml"))[0]
+    data = yaml.safe_load(card.read_text(encoding="utf-8"))
+    data["reference_count"] = int(data.get("reference_count") or 0) + 3
+    card.write_text(yamlio.dumps(data), encoding="utf-8")
+    git(root, "add", "cards")
+    body = "events: 0 in 0 episode(s), 0 below budget"
+    git(root, "commit", "-qm", f"memdream dream: plan and index\n\n{body}\n\nMemdream-Run: {run_id}")
+    return git(root, "rev-parse", "HEAD").strip()
+
+
 def built_once(factory: pytest.TempPathFactory) -> History:
     """The two-dream memory, built once for a test module in the environment the autouse fixture gives
     each test (a module fixture cannot use it): no git identity, no global config, the fixed clock."""

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tests.gitutil import git
-from tests.review.dream_history import History, built_once, copy_of, json_of, memdream, rollback_commit
+from tests.review.dream_history import (History, bookkeeping_commit, built_once, copy_of, json_of, memdream,
+                                        rollback_commit)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,14 @@ def test_commits_that_are_not_dreams_are_left_out(history: History) -> None:
                     encoding="utf-8")
     git(history.root, "commit", "-qam", "raise the importance by hand\n\nMemdream-Note: not a dream")
     assert [entry["run"] for entry in json_of("log", "-m", history.root)] == [history.second, history.first]
+
+
+def test_a_dream_that_changed_only_bookkeeping_is_left_out(history: History) -> None:
+    """Issue 21.2: an older version committed recall's usage counts alone as a dream."""
+    bookkeeping_commit(history.root)
+    assert [entry["run"] for entry in json_of("log", "-m", history.root)] == [history.second, history.first]
+    assert [entry["run"] for entry in json_of("log", "-m", history.root, "--limit", "1")] == [history.second]
+    assert history.second in memdream("log", "-m", history.root).stdout.splitlines()[1]
 
 
 def test_a_memory_without_dreams_says_so(memory: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from memdream.memory.create import init_memory
 from tests.gitutil import git
+from tests.review.dream_history import bookkeeping_commit
 from tests.transcripts import billing_api_project, chat_file
 
 MEMORY_FILES = ("cards", "archive", "plan.yaml", "INDEX.md", "audit")
@@ -30,9 +31,10 @@ class Memdream:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def __call__(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def __call__(self, *args: str | Path, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([sys.executable, "-m", "memdream", *map(str, args), "--memory", str(self.root)],
-                              capture_output=True, text=True, env=dict(os.environ), cwd=self.root.parent)
+                              capture_output=True, text=True, env=dict(os.environ), cwd=self.root.parent,
+                              input=input)
         if check and done.returncode != 0:
             raise AssertionError(f"memdream {args[0]} exited {done.returncode}: {done.stderr}")
         return done
@@ -89,6 +91,30 @@ def test_rollback_of_the_last_dream_restores_the_cards_byte_for_byte_and_keeps_h
     # The last dream's diff says it was undone, and by which commit.
     assert memdream.json("diff")["rolled_back_by"] == result["commit"]
     assert any(item["run"] == runs[1] and item["rolled_back_by"] == result["commit"] for item in memdream.json("log"))
+
+
+def test_recalls_without_new_events_make_no_commit_for_rollback_to_undo(dreamed_twice) -> None:
+    """Issue 21.2: a dream after some recalls committed their counts alone, and rollback undid that."""
+    memdream, after_first, after_second, runs = dreamed_twice
+    statements = [card["statement"] for card in memdream.json("cards")]
+    memdream("recall", "--queries", "-", input="\n".join(statements) + "\n")
+    assert (memdream.root / ".memdream" / "usage.jsonl").read_text(encoding="utf-8").count('"cards":["') >= 1
+    head = git(memdream.root, "rev-parse", "HEAD")
+    report = memdream.json("dream")
+    assert report["commit"] is None and report["changes"] == [] and report["events"] == 0
+    assert git(memdream.root, "rev-parse", "HEAD") == head and files(memdream.root) == after_second
+    assert [item["run"] for item in memdream.json("rollback")["undone"]] == [runs[1]]
+    assert files(memdream.root) == after_first
+
+
+def test_rollback_passes_over_an_older_versions_bookkeeping_dream(dreamed_twice) -> None:
+    memdream, after_first, _, runs = dreamed_twice
+    bookkeeping_commit(memdream.root)
+    refused = memdream("rollback", "--run", runs[0], check=False)  # the bookkeeping run is no later dream
+    assert refused.returncode == 1 and runs[1] in refused.stderr and "b00c" not in refused.stderr
+    result = memdream.json("rollback")
+    assert [item["run"] for item in result["undone"]] == [runs[1]]
+    assert files(memdream.root) == after_first  # the counts went with the files of the dream before them
 
 
 def test_the_next_dream_leaves_quarantined_events_alone_even_with_its_state_lost(dreamed_twice) -> None:
