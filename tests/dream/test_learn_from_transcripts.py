@@ -311,6 +311,20 @@ def test_the_same_failure_with_its_own_branch_in_each_session_is_one_lesson_with
     assert cli.cards("--status", "superseded") == []
 
 
+def test_a_missing_program_whose_replacement_ran_a_script(tmp_path: Path) -> None:
+    for number in range(2):
+        session = ClaudeSession(f"5b0e7c2a-9f41-4d6e-b8a3-2c7d1e9f0b6{number}", scenario.PROJECT_CWD,
+                                _start(2 + number))
+        session.user("Strip the carriage returns from the scripts.")
+        session.bash("python - <<'PY'\nimport pathlib\nPY", "bash: line 1: python: command not found", exit_code=127)
+        session.bash("python3 - <<'PY'\nimport pathlib\nPY", "")
+        session.write(tmp_path / "logs")
+    cli = _dreamed(tmp_path)
+    [lesson] = [card for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", [])]
+    assert lesson["statement"] == (f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command "
+                                   "not found`); use `python3` instead.")
+
+
 def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
     for number in range(2):
         session = ClaudeSession(f"5b0e7c2a-9f41-4d6e-b8a3-2c7d1e9f0a6{number}", scenario.PROJECT_CWD,

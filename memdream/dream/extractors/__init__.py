@@ -38,4 +38,5 @@ def registry() -> dict[str, ModuleType]:
     """Extractor name -> module, in the order they run (imported on first use)."""
     from memdream.dream.extractors import errors, instructions, manifests, model, procedures, statements, workflows
 
-    return {module.NAME: module for module in (errors, instructions, statements, manifests, workflows, procedures, model)}
+    ordered = (errors, instructions, statements, manifests, workflows, procedures, model)
+    return {module.NAME: module for module in ordered}

@@ -158,10 +158,10 @@ def find_fix(failed: Run, after: list[Run]) -> tuple[str, Run] | None:
             steps = [step for step in after[:position]
                      if step.ok and not looks_only(step) and not is_edit(step) and step.program != failed.program]
             return ("step", steps[-1]) if steps else None
+        if missing and run.program != missing and run.program.startswith(missing) and not looks_only(run):
+            return "instead", run  # python: command not found; python3 works (whatever script it runs)
         if looks_only(run) or is_edit(run):
             continue
-        if missing and run.program != missing and run.program.startswith(missing):
-            return "instead", run  # python: command not found; python3 works
         start = _head_at(run, failed)
         if start is None:
             continue
@@ -269,6 +269,8 @@ def statement(scope: str, shape: str, failed: Run, fix: Run, error: str, varying
         return f"{said}; run it as `{fixed}` instead."
     if shape == "step":
         return f"{said} until `{fixed}` has run; run that first, then `{tried}` works."
+    if shape == "instead" and is_edit(fix):  # the script it ran is no part of the lesson
+        return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}` instead."
     if shape == "instead":
         return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}`: `{fixed}` works."
     return f"{said}; `{fixed}` works."

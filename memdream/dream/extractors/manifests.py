@@ -195,10 +195,12 @@ def stack_line(path: str, text: str) -> str | None:
 
 
 def _where(path: str, project: str) -> str:
-    """The manifest as a developer names it: relative to the project folder when the path shows it."""
-    marker = f"/{project}/"
-    lowered = path.lower()
-    at = lowered.rfind(marker.lower())
+    """The manifest as a developer names it: relative to the project folder when the path shows it, as
+    written when relative (to the folder the agent worked in), else its file name."""
+    if not path.startswith(("/", "~")):
+        return path.removeprefix("./")
+    marker = f"/{project}/".lower()
+    at = path.lower().rfind(marker)
     return path[at + len(marker):] if at >= 0 else path.rsplit("/", 1)[-1]
 
 
