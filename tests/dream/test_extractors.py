@@ -230,6 +230,8 @@ def test_settings_have_the_learning_defaults() -> None:
     "don't add notes, looks like we need to track the conversation id and the last sync is the same",
     "Please use the new client for this.",
     "This is not acceptable.",
+    "Don't stop.",  # talk about the moment
+    "Please don't worry about the warnings.",
 ])
 def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
     assert instructions.classify(sentence) is None

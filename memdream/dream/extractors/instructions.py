@@ -114,6 +114,9 @@ _THIS_TASK = re.compile(
 _NOT_ALLOWED = re.compile(
     _LEAD + r"[\w .'/-]{1,40}?\s(?:is|are)\s+(?:not|never)\s+(?:acceptable|allowed|ok|okay|permitted|an option)\b",
     re.IGNORECASE)
+# "Don't stop.", "Don't worry about it": talk about the moment, not a way of working.
+_CHATTER = re.compile(_LEAD + r"(?:don'?t|do not)\s+(?:stop|worry|bother|wait|panic|apologi[sz]e|be sorry|mind)\b",
+                      re.IGNORECASE)
 MAX_RULE_WORDS = 12  # a "Don't X" longer than this is an explanation of the task at hand
 _EVERYWHERE = re.compile(
     r"\b(?:everywhere|globally|in (?:any|all|every|each) (?:projects?|repos?|repositor(?:y|ies))|"
@@ -138,7 +141,7 @@ def classify(sentence: str) -> str | None:
         return "instruction"  # "TODOs are not acceptable": a rule about the work, said as a fact
     if _PROHIBITION.match(sentence):
         short = len(sentence.split()) <= MAX_RULE_WORDS and not _THIS_TASK.search(sentence)
-        return "instruction" if standing or short else None
+        return "instruction" if standing or (short and not _CHATTER.match(sentence)) else None
     if _INSTRUCTION.match(sentence) and standing:  # make sure, remember to, please use, stop: with "always" & co
         return "instruction"
     return None
