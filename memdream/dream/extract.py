@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
 from memdream.dream.plan import writes_plan
 from memdream.injection import reads_like_instruction
-from memdream.memory.raw import canonical_bytes, event_hash
+from memdream.memory.raw import event_hash
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import UNTRUSTED
 
@@ -39,7 +39,7 @@ _KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observat
 def _piece(event: dict[str, Any], key_value: str, stance: str, kind: str) -> Piece:
     return Piece(
         ref=event_ref(event["session"], event["id"]), session=event["session"], ts=event["ts"], kind=kind,
-        stance=stance, value=key_value, hash=event_hash(canonical_bytes(event)),
+        stance=stance, value=key_value, hash=event_hash(event),
         tool_read=kind == "observation",
     )
 

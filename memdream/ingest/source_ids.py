@@ -29,22 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from memdream.jsonio import dumps_canonical
-from memdream.memory.tags import (
-    EPISODE_TAG,
-    FUTURE_TAG,
-    OLD_EPISODE_TAG,
-    PROJECT_TAG,
-    SALIENCE_TAG,
-    UNTRUSTED,
-    WORKAROUND,
-)
+from memdream.memory.raw import source_content
 
 Event = dict[str, Any]
 
 _DIGEST_BYTES = 3  # six hex digits: a label that tells two same-named files apart, not a secret
 _COLLISION_BYTES = 4
-_INGEST_TAGS = frozenset({UNTRUSTED, WORKAROUND, FUTURE_TAG})
-_INGEST_PREFIXES = (EPISODE_TAG, OLD_EPISODE_TAG, SALIENCE_TAG, PROJECT_TAG)
 _NOT_SESSION = re.compile(r"[\s#]+")
 
 
@@ -53,20 +43,9 @@ def fingerprint(event: Event) -> str:
 
     Ingest's own tags, a ``meta.ts_synthetic`` time and the id (an event stored under ``<id>~<digest>``
     is compared with what claims ``<id>``) are not part of it."""
-    tags = event.get("tags")
-    meta = event.get("meta")
-    synthetic = isinstance(meta, dict) and meta.get("ts_synthetic") is True
-    event = {key: value for key, value in event.items() if key != "id"}  # compared under one id or its ~digest
-    if tags or synthetic:
-        if tags:
-            kept = [tag for tag in tags if tag not in _INGEST_TAGS and not tag.startswith(_INGEST_PREFIXES)]
-            if kept:
-                event["tags"] = kept
-            else:
-                del event["tags"]
-        if synthetic:
-            del event["ts"]
-    return hashlib.blake2b(dumps_canonical(event), digest_size=12).hexdigest()
+    # compared under one id or its ~digest: the id is left out
+    content = {key: value for key, value in source_content(event).items() if key != "id"}
+    return hashlib.blake2b(dumps_canonical(content), digest_size=12).hexdigest()
 
 
 def collision_id(event_id: str, content: str, attempt: int = 1) -> str:

@@ -13,19 +13,20 @@ from typing import Any
 from memdream.jsonio import loads
 from memdream.lint.files import MAX_TEXT_BYTES, FileProblem, entry_problem, folder_entries, read_text
 from memdream.lint.findings import Finding
-from memdream.memory.paths import RAW_DIR
-from memdream.memory.raw import MANIFEST, SEGMENTS, event_hash
+from memdream.memory.paths import RAW_DIR, MemoryPaths
+from memdream.memory.raw import MANIFEST, SEGMENTS, RawLayer, StoredHashes, stored_hashes
 
 _SEGMENT_NAME = re.compile(r"[0-9]{6,}\.jsonl")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}")
 
-Keys = dict[tuple[str, str], str]
+Keys = dict[tuple[str, str], StoredHashes]
 
 
-def read_raw_keys(root: Path) -> tuple[Keys | None, list[Finding]]:
-    """(session, id) -> event hash of every event of the raw layer (None when no segment is
-    here: a clone may carry cards without raw events), and the findings met on the way.
+def read_raw_keys(root: Path) -> tuple[Keys | None, list[Finding], list[str]]:
+    """(session, id) -> the hashes of every event of the raw layer (None when no segment is
+    here: a clone may carry cards without raw events), the findings met on the way, and the
+    segments of the manifest this copy never had (a clone that ingested: RawLayer.never_here).
 
     The manifest is checked either way: a clone carries it (it is tracked) without the segments."""
     raw, segments = root / RAW_DIR, root / RAW_DIR / SEGMENTS
@@ -36,11 +37,12 @@ def read_raw_keys(root: Path) -> tuple[Keys | None, list[Finding]]:
     names, manifest_findings = ([], []) if raw in problems else _manifest_segments(raw / MANIFEST)
     findings.extend(manifest_findings)
     if not any(path.suffix == ".jsonl" for path in entries):
-        return None, findings
+        return None, findings, []
     keys: Keys = {}
     for name in names:
         findings.extend(_read_segment(segments / name, keys))
-    return keys, findings
+    layer = RawLayer(MemoryPaths(root))
+    return keys, findings, [name for name in names if layer.never_here(name)]
 
 
 def _manifest_segments(path: Path) -> tuple[list[str], list[Finding]]:
@@ -109,5 +111,5 @@ def _read_segment(path: Path, keys: Keys) -> list[Finding]:
                 reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
                 return [Finding(path, number, 1, "raw", f"damaged raw segment: not a raw event ({reason}); "
                                 "restore the file from git")]
-            keys[(session, event_id)] = event_hash(line.rstrip(b"\n"))
+            keys[(session, event_id)] = stored_hashes(line.rstrip(b"\n"), event)
     return []

@@ -226,7 +226,7 @@ def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
     The raw layer is read here, not through the dedup cache of .memdream/: a damaged segment
     or manifest line is a finding with its path and line.
     """
-    stored, problems = read_raw_keys(files.root)
+    stored, problems, never_here = read_raw_keys(files.root)
     yield from problems
     if stored is None:
         refs = _ref_count(files)
@@ -234,18 +234,36 @@ def check_provenance(files: MemoryFiles) -> Iterator[Finding]:
             files.notices.append(f"evidence was not checked against raw events: the raw layer is not here "
                                  f"({refs} refs)")
         return
-    # Past a damaged line events are unknown: report the damage, not every ref it hides.
+    # Past a damaged line events are unknown: report the damage, not every ref it hides. A ref not
+    # found in a clone that ingested may be in a segment it was cloned without: counted, not reported.
     damaged = any(problem.rule == "raw" for problem in problems)
+    unknown = damaged or bool(never_here)
     for document in [*files.cards, *([files.plan] if files.plan is not None else [])]:
         for path, ref, digest in _evidence_refs(document):
             session, event_id = parse_ref(ref)
             found = stored.get((session, event_id))
-            if found is None and not damaged:
+            if found is None and not unknown:
                 yield _at(document, path, "provenance", f"{ref} names no event in the raw layer")
-            elif found is not None and digest is not None and digest != found:
+            elif found is not None and digest is not None and not found.cited_by(digest):
                 yield _at(document, [*path[:-1], "hash"], "provenance",
                           f"hash of {ref} does not match the raw event (the event or the card changed)")
-    yield from _check_held_provenance(files, stored, damaged)
+    yield from _check_held_provenance(files, stored, unknown)
+    if never_here:
+        files.notices.append(f"{len(never_here)} segment(s) of the raw manifest were never here (cloned without "
+                             f"the raw layer): {_not_found(files, stored)} ref(s) not in the segments here were "
+                             "not checked")
+
+
+def _not_found(files: MemoryFiles, stored: Keys) -> int:
+    """How many evidence references (on cards and the plan, or held in the audit files) name no event of
+    the segments here."""
+    log, _ = files.audit_evidence
+    shown = sum(1 for document in [*files.cards, *([files.plan] if files.plan else [])]
+                for _, ref, _ in _evidence_refs(document) if parse_ref(ref) not in stored)
+    held = sum(1 for document in files.cards if isinstance(document.data, dict)
+               for item in audit_only(log, document.data)
+               if well_formed_ref(item.ref) and parse_ref(item.ref) not in stored)
+    return shown + held
 
 
 def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> Iterator[Finding]:
@@ -266,7 +284,7 @@ def _check_held_provenance(files: MemoryFiles, stored: Keys, damaged: bool) -> I
             if found is None and not damaged:
                 yield _at(document, where, "provenance",
                           f"{item.ref} (held in the audit files) names no event in the raw layer", key=True)
-            elif found is not None and item.hash is not None and item.hash != found:
+            elif found is not None and item.hash is not None and not found.cited_by(item.hash):
                 yield _at(document, where, "provenance", f"hash of {item.ref} (held in the audit files) does "
                           "not match the raw event (the event or the audit line changed)", key=True)
 

@@ -19,11 +19,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memdream.errors import InvalidMemory
 from memdream.jsonio import dumps_canonical, loads
 from memdream.memory.paths import MemoryPaths
+from memdream.memory.tags import is_ingest_tag
 from memdream.yamlio import write_atomic
 
 SEGMENTS = "segments"
@@ -46,9 +47,60 @@ def canonical_json(event: dict[str, Any]) -> str:
     return dumps_canonical(event).decode("utf-8")
 
 
-def event_hash(line: str | bytes) -> str:
+def source_content(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as its source said it: without the tags ingest adds from its own state (episode,
+    salience, project, ...: :func:`memdream.memory.tags.is_ingest_tag`) and without a time ingest made
+    up (``meta.ts_synthetic``: a file's modification time). The same source ingested into two memories,
+    or into one in another order, gives the same content."""
+    tags = event.get("tags")
+    meta = event.get("meta")
+    synthetic = isinstance(meta, dict) and meta.get("ts_synthetic") is True
+    if not tags and not synthetic:
+        return event
+    content = dict(event)
+    if tags:
+        kept = [tag for tag in tags if not is_ingest_tag(tag)]
+        if kept:
+            content["tags"] = kept
+        else:
+            del content["tags"]
+    if synthetic:
+        content.pop("ts", None)
+    return content
+
+
+def event_hash(event: dict[str, Any] | str | bytes) -> str:
+    """The hash cards cite for an event (``evidence[].hash``): ``sha256:`` of the canonical JSON of its
+    :func:`source_content`, id and session included. ``event`` may be its stored line.
+
+    Not the stored line's hash: a clone that ingests the same transcript numbers its episodes by what it
+    ingested before, and the event it stores must still be the one the cards cite."""
+    parsed = loads(event) if isinstance(event, (str, bytes)) else event
+    return "sha256:" + hashlib.sha256(dumps_canonical(source_content(parsed))).hexdigest()
+
+
+def line_hash(line: str | bytes) -> str:
+    """``sha256:`` of a stored line: what the dedup index keeps, and what cards dreamed before
+    :func:`event_hash` existed cite."""
     data = line.encode("utf-8") if isinstance(line, str) else line
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class StoredHashes(NamedTuple):
+    """The two hashes a stored event answers to: its :func:`event_hash` and its line's."""
+
+    event: str
+    line: str
+
+    def cited_by(self, digest: str) -> bool:
+        """Whether a card citing ``digest`` cites this event: by its event hash, or by its line's hash
+        as older dreams did (their raw layers keep verifying)."""
+        return digest == self.event or digest == self.line
+
+
+def stored_hashes(line: bytes, event: dict[str, Any]) -> StoredHashes:
+    """The hashes of a stored ``line`` (newline removed) that encodes ``event``."""
+    return StoredHashes(event_hash(event), line_hash(line))
 
 
 @dataclass(frozen=True)
@@ -96,6 +148,12 @@ class RawLayer:
     def present(self) -> bool:
         """Whether segment files are here (a clone may carry the manifest without them)."""
         return self.dir.is_dir() and any(self.dir.glob("*.jsonl"))
+
+    def never_here(self, name: str) -> bool:
+        """Whether this copy never had segment ``name`` (a clone that ingested since it was cloned):
+        absent, and without the dedup index that writing or reading it here leaves in .memdream/.
+        An absent segment with its index was here and is lost."""
+        return not self.segment_path(name).exists() and not self.keys_path(name).exists()
 
     # -- reading --------------------------------------------------------------------------------
     def iter_lines(self, name: str) -> Iterator[str]:
@@ -163,7 +221,7 @@ class RawLayer:
     def _row_of(self, name: str, number: int, line: str) -> tuple[str, str, str]:
         event = self._event_of(name, number, line)
         try:
-            return (event["session"], event["id"], event_hash(line))
+            return (event["session"], event["id"], line_hash(line))
         except KeyError as error:
             raise self.damaged(name, number, KeyError(f"no {error} field")) from None
 

@@ -44,6 +44,12 @@ SYNTHETIC_TAG = "synthetic"
 INTERRUPTED_TAG = "interrupted"
 MEMORY_FILE_TAG = "memory-file"
 
+# What ingest adds from its own state (the session's episodes so far, repetition, a tool's first success,
+# the clock, the project it read): local bookkeeping, not what the source said. Dedup compares and
+# evidence hashes cover events without them (memdream.memory.raw.source_content).
+INGEST_TAGS = frozenset({UNTRUSTED, WORKAROUND, FUTURE_TAG})
+INGEST_TAG_PREFIXES = (EPISODE_TAG, OLD_EPISODE_TAG, SALIENCE_TAG, PROJECT_TAG)
+
 # Ingest tags every event: the usual numbers are built once.
 _EPISODE_TAGS = [f"{EPISODE_TAG}{number}" for number in range(256)]
 
@@ -51,6 +57,11 @@ _EPISODE_TAGS = [f"{EPISODE_TAG}{number}" for number in range(256)]
 def episode_tag(number: int) -> str:
     """``episode:<number>``."""
     return _EPISODE_TAGS[number] if 0 <= number < len(_EPISODE_TAGS) else f"{EPISODE_TAG}{number}"
+
+
+def is_ingest_tag(tag: str) -> bool:
+    """Whether ingest added ``tag`` from its own state (see :data:`INGEST_TAGS`)."""
+    return tag in INGEST_TAGS or tag.startswith(INGEST_TAG_PREFIXES)
 
 
 def episode_of(tags: Iterable[object]) -> int:

@@ -21,7 +21,7 @@ from memdream.jsonio import dumps_canonical, loads
 from memdream.memory.card import Card, Evidence
 from memdream.memory.evidence_log import EVIDENCE_OP, union
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, LAYER_OF_TYPE, MemoryPaths
-from memdream.memory.raw import RawLayer, SegmentRecord, event_hash
+from memdream.memory.raw import RawLayer, SegmentRecord, StoredHashes, event_hash, line_hash
 from memdream.memory.refs import REF_SCHEME, parse_ref
 
 EXCERPT_CHARS = 160
@@ -36,13 +36,18 @@ CARD_FIELDS = ("card", "target", "cards")
 
 @dataclass(frozen=True)
 class StoredEvent:
-    """One event as the raw layer stores it: where, and the hash of its stored line."""
+    """One event as the raw layer stores it: where, the hash cards cite (:func:`event_hash`) and the hash
+    of its stored line (the dedup index's, and what older dreams cited)."""
 
     ref: str
     segment: str
     line: int
     hash: str
     event: dict[str, Any]
+    line_hash: str = ""
+
+    def cited_by(self, digest: str) -> bool:
+        return StoredHashes(self.hash, self.line_hash).cited_by(digest)
 
 
 def raw_layer(root: Path) -> RawLayer:
@@ -77,7 +82,8 @@ def find_events(root: Path, refs: Iterable[str]) -> dict[str, StoredEvent]:
             key = (event.get("session"), event.get("id")) if event is not None else None
             ref = wanted.get(key) if key is not None else None  # type: ignore[arg-type]
             if ref is not None and ref not in found:
-                found[ref] = StoredEvent(ref, name, number, event_hash(line), event)  # type: ignore[arg-type]
+                found[ref] = StoredEvent(ref, name, number, event_hash(event), event,  # type: ignore[arg-type]
+                                         line_hash(line))
     return found
 
 
@@ -123,7 +129,7 @@ def check_of(item: Evidence, stored: StoredEvent | None, raw_here: bool) -> str:
         return MISSING
     if item.hash is None:
         return NO_HASH
-    return OK if item.hash == stored.hash else MISMATCH
+    return OK if stored.cited_by(item.hash) else MISMATCH
 
 
 # --- the audit files ----------------------------------------------------------------------------------------
@@ -393,12 +399,13 @@ class RawEventView:
     def index_check(self) -> str:
         if self.index_hash is None:
             return "no dedup index here"
-        return OK if self.index_hash == self.stored.hash else MISMATCH
+        return OK if self.index_hash == self.stored.line_hash else MISMATCH
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ref": self.stored.ref, "segment": f"raw/segments/{self.stored.segment}", "line": self.stored.line,
-            "hash": self.stored.hash, "index_hash": self.index_hash, "index_check": self.index_check,
+            "hash": self.stored.hash, "line_hash": self.stored.line_hash, "index_hash": self.index_hash,
+            "index_check": self.index_check,
             "segment_check": self.segment_check, "event": self.stored.event,
             "cited_by": [{"id": card_id, "path": path, "where": where} for card_id, path, where in self.cited_by],
         }

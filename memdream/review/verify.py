@@ -24,7 +24,7 @@ from memdream.memory import trailers as trailer
 from memdream.memory.card import ACTIVE_STATUSES, Evidence
 from memdream.memory.evidence_log import EVIDENCE_OP, union
 from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, RAW_DIR
-from memdream.memory.raw import MANIFEST, SEGMENTS, event_hash
+from memdream.memory.raw import MANIFEST, SEGMENTS, StoredHashes, stored_hashes
 from memdream.memory.refs import parse_ref
 from memdream.review.provenance import AuditLine, _parsed, raw_layer, segment_names
 
@@ -103,7 +103,7 @@ def verify_memory(root: Path) -> VerifyResult:
     result.problems.extend(_structure(cards))
     if raw_layer(root).present():
         result.raw_checked = True
-        result.problems.extend(_raw_problems(root, cards))
+        result.problems.extend(_raw_problems(root, cards, result.notices))
     elif result.refs:
         result.notices.append(f"evidence was not checked against raw events: the raw layer is not here "
                               f"({RAW_DIR}/{SEGMENTS} holds no segment; {result.refs} refs)")
@@ -156,33 +156,49 @@ def _structure(cards: list[_CardEntry]) -> Iterator[Problem]:
 
 # --- the raw layer ------------------------------------------------------------------------------------------
 
-def _raw_problems(root: Path, cards: list[_CardEntry]) -> Iterator[Problem]:
-    """Each reference names a stored event with the hash it cites; each segment is as the manifest pinned it."""
-    stored, problems = _stored_hashes(root)
+def _raw_problems(root: Path, cards: list[_CardEntry], notices: list[str]) -> Iterator[Problem]:
+    """Each reference names a stored event with the hash it cites; each segment is as the manifest pinned it.
+
+    A clone that ingested has some segments and not the ones it was cloned without: a reference not
+    found in the segments here may be in those, so it is counted in a notice, not reported."""
+    stored, problems, never_here = _stored_hashes(root)
     yield from problems
+    unchecked = 0
     for entry in cards:
         inline = {item.get("ref") for item in entry.data.get("evidence") or [] if isinstance(item, dict)}
         for item in entry.evidence():
             where = "" if item.ref in inline else " (held in the audit files)"
             found = stored.get(parse_ref(item.ref))
-            if found is None:
+            if found is None and never_here:
+                unchecked += 1
+            elif found is None:
                 yield Problem(entry.path, f"{item.ref}{where} names no event in the raw layer")
             elif item.hash is None:
                 yield Problem(entry.path, f"{item.ref}{where} cites no hash of its event")
-            elif item.hash != found:
+            elif not found.cited_by(item.hash):
                 yield Problem(entry.path, f"hash of {item.ref}{where} does not match the stored event "
                               "(the event or the card changed)")
+    if never_here:
+        notices.append(f"{len(never_here)} segment(s) of {RAW_DIR}/{MANIFEST} were never here (cloned without "
+                       f"the raw layer): {unchecked} ref(s) not in the segments here were not checked")
 
 
-def _stored_hashes(root: Path) -> tuple[dict[tuple[str, str], str], list[Problem]]:
-    """(session, id) -> hash of every stored line, read from the segments themselves; and what is damaged."""
+def _stored_hashes(root: Path) -> tuple[dict[tuple[str, str], StoredHashes], list[Problem], list[str]]:
+    """(session, id) -> the hashes of every stored event, read from the segments themselves; what is
+    damaged; and the segments the manifest lists that this copy never had.
+
+    A segment written or read here has its dedup index in .memdream/: gone, it is a problem; without one
+    it never was here (a clone that ingested since it was cloned)."""
     raw = raw_layer(root)
     records = {record.segment: record for record in raw.manifest()}
-    stored: dict[tuple[str, str], str] = {}
-    problems = []
+    stored: dict[tuple[str, str], StoredHashes] = {}
+    problems, never_here = [], []
     for name in segment_names(raw):
         shown = f"{RAW_DIR}/{SEGMENTS}/{name}"
         path = raw.segment_path(name)
+        if raw.never_here(name):
+            never_here.append(name)
+            continue
         if not path.is_file():
             problems.append(Problem(shown, f"listed in {RAW_DIR}/{MANIFEST} but missing"))
             continue
@@ -198,8 +214,8 @@ def _stored_hashes(root: Path) -> tuple[dict[tuple[str, str], str], list[Problem
             if event is None or not isinstance(event.get("session"), str) or not isinstance(event.get("id"), str):
                 problems.append(Problem(shown, f"line {number} is not a raw event (damaged segment)"))
                 continue
-            stored.setdefault((event["session"], event["id"]), event_hash(line))
-    return stored, problems
+            stored.setdefault((event["session"], event["id"]), stored_hashes(line, event))
+    return stored, problems, never_here
 
 
 # --- git: who made each card --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 
 from memdream.ingest import pipeline
 from memdream.memory.paths import MemoryPaths
-from memdream.memory.raw import RawLayer, SegmentWriter, canonical_json, event_hash
+from memdream.memory.raw import RawLayer, SegmentWriter, canonical_json, line_hash
 from tests.gitutil import git
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
@@ -477,7 +477,7 @@ def _check_raw_layer(memory: Path) -> None:
     assert {r["segment"] for r in manifest(memory)} <= {p.name for p in segment_files(memory)}
     for record in manifest(memory):  # each dedup index cache says exactly what its segment holds
         lines = (memory / "raw" / "segments" / record["segment"]).read_text(encoding="utf-8").splitlines()
-        expected = [(json.loads(line)["session"], json.loads(line)["id"], event_hash(line)) for line in lines]
+        expected = [(json.loads(line)["session"], json.loads(line)["id"], line_hash(line)) for line in lines]
         assert layer._segment_rows(record["segment"]) == expected
         assert len(lines) == record["events"]
 
