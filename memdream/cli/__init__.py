@@ -75,8 +75,11 @@ class MemdreamGroup(TyperGroup):
         return lighten(super().get_help_option(ctx))
 
     def invoke(self, ctx: Any) -> Any:
+        from memdream.interrupts import raising_keyboard_interrupt
+
         try:
-            return super().invoke(ctx)
+            with raising_keyboard_interrupt():
+                return super().invoke(ctx)
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:  # `memdream log | head`: the reader has what it wanted

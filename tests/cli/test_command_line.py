@@ -243,6 +243,43 @@ def test_a_reader_that_stops_early_is_no_error(memory: Path, tmp_path: Path) -> 
     assert reader.stderr.read() == b""
 
 
+# -- Ctrl-C ----------------------------------------------------------------------------------------------
+def interrupted_run(launch: list[str], memory: Path, marker: Path, delay: float) -> subprocess.CompletedProcess[str]:
+    """Start memdream, send SIGINT ``delay`` seconds after its first line ran (the marker file appears)."""
+    import signal
+    import time
+
+    marker.unlink(missing_ok=True)
+    child = subprocess.Popen([*launch, "recall", "which region is the export bucket in", "-m", str(memory)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "MEMDREAM_TEST_STARTED_MARKER": str(marker)})
+    deadline = time.monotonic() + 60
+    while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=60)
+    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+
+@pytest.mark.parametrize("launch", ["module", "script"])
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(memory: Path, tmp_path: Path, launch: str) -> None:
+    """Issue 21.4: Ctrl-C while typer loaded (the first 0.2 s) printed a traceback. The delays cover the
+    imports, building the command, the command itself; a run that ended first simply succeeded."""
+    script = Path(sys.executable).with_name("memdream")
+    if launch == "script" and not script.exists():
+        pytest.skip("memdream is not installed next to this interpreter")
+    command = [sys.executable, "-m", "memdream"] if launch == "module" else [str(script)]
+    interrupted = 0
+    for delay in (0, 0, 0.002, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4):
+        done = interrupted_run(command, memory, tmp_path / "started", delay)
+        assert "Traceback" not in done.stderr, (delay, done.stderr)
+        if done.returncode != 0:
+            assert (done.returncode, done.stderr) == (130, "memdream: interrupted\n"), (delay, done.stderr)
+            interrupted += 1
+    assert interrupted >= 3  # the first ones at least land before recall has answered
+
+
 @pytest.mark.parametrize("args", [["log", "--limit", "0"], ["review", "--runs", "-1"],
                                   ["dream", "--max-seconds", "nan"], ["dream", "--max-seconds", "soon"]])
 def test_option_bounds_and_numbers_are_usage_errors(memory: Path, args: list[str]) -> None:
