@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 from memdream.dream import procedures
 from memdream.dream.extractors._events import scope_tags
-from memdream.dream.extractors.errors import TEST_RUNNERS
-from memdream.dream.extractors.procedures import NAME as PROCEDURE
-from memdream.dream.extractors.workflows import KINDS, NAME, decode, head
+from memdream.dream.extractors._runs import TEST_RUNNERS, head
+from memdream.dream.extractors.workflows import KINDS, NAME, decode
+from memdream.dream.keys import induced_keys
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Operation, Piece, Refusal
 from memdream.dream.values import confidence, same_value, status_of
-from memdream.dream.verify import SETTLES_AGAINST_USER, card_id, rejections
+from memdream.dream.versions import SETTLES_AGAINST_USER, card_id, rejections
 from memdream.memory.card import ARCHIVED, INFERRED, SUPERSEDED, VERIFIED, Card
 
 HISTORY = 50  # workflow pieces kept per key between runs
@@ -40,12 +40,6 @@ class Induced:
     shown: list[str]
     supporters: list[Piece]
     against: list[Piece]
-
-
-def workflow_keys(ctx: DreamContext) -> list[FactKey]:
-    """The keys this stage compares across sessions, workflows and procedures: verify leaves them alone."""
-    return sorted(key for key, pieces in ctx.pieces.items()
-                  if any(piece.source in (NAME, PROCEDURE) for piece in pieces))
 
 
 def _history(ctx: DreamContext, key: FactKey) -> list[Piece]:
@@ -249,7 +243,7 @@ def run(ctx: DreamContext) -> None:
     min_sessions = int(ctx.settings.get("dream.learn.strategy_min_sessions"))
     window = int(ctx.settings.get("dream.learn.strategy_window"))
     procedures.run(ctx)
-    keys = [key for key in workflow_keys(ctx) if any(piece.source == NAME for piece in ctx.pieces[key])]
+    keys = [key for key in induced_keys(ctx) if any(piece.source == NAME for piece in ctx.pieces[key])]
     by_key = ctx.cards_by_key() if keys else {}  # once: each key's cards are its own to change
     archived = _archived_by_key(ctx, set(keys)) if keys else {}
     for key in keys:

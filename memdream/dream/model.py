@@ -173,7 +173,7 @@ class DreamContext:
     pieces: dict[FactKey, list[Piece]] = field(default_factory=dict)  # new evidence per key
     key_names: dict[FactKey, tuple[str, str]] = field(default_factory=dict)  # display subject/attribute
     plan_events: list[dict[str, Any]] = field(default_factory=list)
-    proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (verify.Proposal)
+    proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (versions.Proposal)
     not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory
     refused: list[Refusal] = field(default_factory=list)  # those keys, each with its reason and evidence
     recent_ops: list[dict[str, Any]] = field(default_factory=list)  # earlier runs' audit lines, for INDEX.md

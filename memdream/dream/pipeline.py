@@ -22,11 +22,25 @@ from typing import Any
 
 from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
-from memdream.dream import admit, decay, extract, forget, index, induce, merge, plan, propagate, select, verify
+from memdream.dream import (
+    admit,
+    decay,
+    extract,
+    forget,
+    index,
+    induce,
+    merge,
+    plan,
+    propagate,
+    select,
+    verify,
+    versions,
+)
 from memdream.dream import budget as budget_mod
 from memdream.dream import explain as explain_mod
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
+from memdream.dream.keys import induced_keys
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
 from memdream.errors import GitError, InvalidMemory
@@ -208,8 +222,8 @@ def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Car
                               state_dir=memory.paths.state, audit_dir=memory.paths.audit)
         select.run(replay)
         extract.run(replay)
-        known = verify.refs_by_key(replay)
-        workflows = set(induce.workflow_keys(replay))
+        known = versions.refs_by_key(replay)
+        workflows = set(induced_keys(replay))
         for key, pieces in replay.pieces.items():
             if key in workflows:  # induce compares every session, cited or not
                 replay.key_stats[key].pending = sorted(pieces, key=lambda p: (p.ts, p.ref))[-induce.HISTORY:]

@@ -10,7 +10,7 @@ messages and one-off arguments do not recur, so they do not show. A test command
 names in two runs or more also shows how to run one.
 
 The card is a strategy keyed (project, ``procedures``), its evidence the runs it came from. A new
-card passes admission like any new key (:func:`memdream.dream.admit.assess`); a changed value
+card passes admission like any new key (:func:`memdream.dream.admission.assess`); a changed value
 supersedes the old card and the user's rejection archives it, as :mod:`memdream.dream.verify` does
 for every card; a value the user rejected is not made again from the same kind of runs.
 """
@@ -23,11 +23,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from memdream.dream.admit import assess
+from memdream.dream.admission import assess
 from memdream.dream.extractors.procedures import NAME, PURPOSES, Invocation, decode
 from memdream.dream.model import DreamContext, FactKey, KeyStats, Piece, Refusal
 from memdream.dream.values import same_value
-from memdream.dream.verify import USER_WORD, Proposal, Version, finish_versions, materialize, rejections
+from memdream.dream.versions import USER_WORD, Proposal, Version, finish_versions, materialize, rejections
 from memdream.memory.card import ARCHIVED, Card
 
 WINDOW = 10  # the newest successful runs of a command that decide its stable form

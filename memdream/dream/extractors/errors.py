@@ -26,56 +26,27 @@ edit (a patch, a heredoc script): its failure is about those lines, not a way of
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import (
     GLOBAL_SCOPE,
-    calls_by_id,
     piece,
-    result_command,
     scope_tags,
     session_project,
-    shell_result,
-    trusted,
 )
+from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 from memdream.injection import reads_like_instruction
-from memdream.toolcalls import error_line, program, without_cd
+from memdream.toolcalls import error_line, without_cd
 
 NAME = "error-fix"
 UNIT = "session"
 WINDOW = 8  # commands after a failure in which its fix must show
-TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
-# Commands that only look: a success of one of these is not a fix.
-INSPECTION = frozenset({"ls", "cat", "pwd", "echo", "head", "tail", "less", "more", "grep", "rg", "find", "which",
-                        "wc", "file", "stat", "env", "printenv", "whoami", "type", "tree", "du", "df", "date"})
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~+-]*/)+[\w.+-]*")
 _ID = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{7,}\b|\b[0-9a-f]{8}-[0-9a-f-]{27}\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
-
-
-@dataclass(frozen=True)
-class Run:
-    """One shell command and its result."""
-
-    event: dict[str, Any]
-    command: str
-    ok: bool
-    output: str
-
-    @property
-    def program(self) -> str:
-        return program(self.command)
-
-    def words(self) -> list[str]:
-        try:
-            return shlex.split(self.command)
-        except ValueError:
-            return self.command.split()
 
 
 def stable_error(line: str, varying: dict[str, str]) -> str:
@@ -97,31 +68,10 @@ def signature(line: str) -> str:
     return " ".join(text.split())[:160]
 
 
-def runs(events: list[dict[str, Any]]) -> list[Run]:
-    """The session's shell commands with their results, in order."""
-    calls = calls_by_id(events)
-    found = []
-    for event in events:
-        if event["kind"] != "tool_result" or not trusted(event) or not shell_result(event, calls):
-            continue
-        command = result_command(event, calls)
-        if command and event.get("ok") is not None:
-            output = str(event.get("error") or event.get("text") or "")
-            found.append(Run(event, command, bool(event["ok"]), output))
-    return found
-
-
-def looks_only(run: Run) -> bool:
-    """A command that only looks at things (``ls``, ``cat``, ``sed -n``): its success fixes nothing."""
-    return run.program in INSPECTION or (run.program == "sed" and "-n" in run.words())
-
-
 def _head_at(fix: Run, failed: Run) -> int | None:
     """Where the failed command's program and subcommands start in the fix's words (``pytest`` in
     ``poetry run pytest -q``, ``npm test`` in ``npm test -- --runInBand``), or None: ``terraform fmt``
     does not run ``terraform plan``."""
-    from memdream.dream.extractors.workflows import head
-
     wanted = head(failed.command).split()
     names = [word.rsplit("/", 1)[-1] for word in fix.words()]
     for start in range(len(names) - len(wanted) + 1):
@@ -246,8 +196,6 @@ _COMMON_ARGUMENTS = frozenset({"origin", "upstream", "main", "master", "HEAD", "
 
 
 def head_words(command: str) -> list[str]:
-    from memdream.dream.extractors.workflows import head
-
     return head(without_cd(command)).split()
 
 

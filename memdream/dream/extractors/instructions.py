@@ -33,7 +33,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import (
     GLOBAL_SCOPE,
     piece,
@@ -45,6 +44,8 @@ from memdream.dream.extractors._events import (
     user_note,
     user_words,
 )
+from memdream.dream.extractors._runs import INSPECTION
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 from memdream.memory.tags import MEMORY_FILE_TAG
 from memdream.toolcalls import command_line, is_shell, program
@@ -241,8 +242,6 @@ def corrects(words: str, command: str) -> bool:
         return False
     if not _INSTEAD_CUES.search(one_line) or not is_general(command):
         return False
-    from memdream.dream.extractors.errors import INSPECTION
-
     head = program(command)
     return head not in INSPECTION and not (head == "sed" and " -n" in command)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import tomllib
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import calls_by_id, piece, scope_tags, session_project, trusted
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 
 NAME = "manifests"

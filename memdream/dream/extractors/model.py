@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from memdream import schemas
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import GLOBAL_SCOPE, piece, scope_tags, session_project
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 from memdream.injection import reads_like_instruction
 from memdream.jsonio import dumps_canonical

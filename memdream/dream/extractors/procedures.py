@@ -23,9 +23,9 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import piece, scope_tags, session_project
-from memdream.dream.extractors.errors import Run, runs
+from memdream.dream.extractors._runs import Run, runs
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 
 NAME = "procedure"

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import (
     piece,
     scope_tags,
@@ -25,6 +24,7 @@ from memdream.dream.extractors._events import (
     user_note,
     user_words,
 )
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 
 NAME = "statements"

@@ -12,13 +12,12 @@ a question about many sessions: the induce stage answers it.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from memdream.dream.extractors import Candidate
 from memdream.dream.extractors._events import GLOBAL_SCOPE, piece, scope_tags, session_project
-from memdream.dream.extractors.errors import TEST_RUNNERS, Run, looks_only, runs
+from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs
+from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 
 NAME = "workflow"
@@ -27,27 +26,8 @@ STEP_SEPARATOR = "\n"
 HEAD_SEPARATOR = "\t"
 _LOOKING = frozenset({"git status", "git diff", "git log", "git show", "git branch", "git remote", "git fetch"})
 _DEPLOY = re.compile(r"\b(?:deploy|release|publish|kubectl apply|terraform apply|helm upgrade|fly deploy)\b")
-_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_:-]*$")
 _QUOTED = re.compile(r""""[^"]*"|'[^']*'""")
 KINDS = {"commit": "make a change and commit it", "deploy": "deploy", "test": "run the checks"}
-
-
-def head(command: str) -> str:
-    """The program and its subcommands: ``git commit`` for ``git commit -m "…"``."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
-        words = words[1:]  # environment assignments
-    if not words:
-        return ""
-    kept = [words[0].rsplit("/", 1)[-1]]
-    for word in words[1:4]:
-        if not _SUBCOMMAND.match(word) or "." in word or "/" in word:
-            break
-        kept.append(word)
-    return " ".join(kept)
 
 
 def display(command: str) -> str:

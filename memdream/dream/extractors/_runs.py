@@ -1,0 +1,75 @@
+"""The shell commands of a session, as the extractors read them: each command with its result, the
+program and subcommands it runs, and which commands only look at things."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from memdream.dream.extractors._events import calls_by_id, result_command, shell_result, trusted
+from memdream.toolcalls import program
+
+TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
+# Commands that only look: a success of one of these is not a fix.
+INSPECTION = frozenset({"ls", "cat", "pwd", "echo", "head", "tail", "less", "more", "grep", "rg", "find", "which",
+                        "wc", "file", "stat", "env", "printenv", "whoami", "type", "tree", "du", "df", "date"})
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_:-]*$")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One shell command and its result."""
+
+    event: dict[str, Any]
+    command: str
+    ok: bool
+    output: str
+
+    @property
+    def program(self) -> str:
+        return program(self.command)
+
+    def words(self) -> list[str]:
+        try:
+            return shlex.split(self.command)
+        except ValueError:
+            return self.command.split()
+
+
+def runs(events: list[dict[str, Any]]) -> list[Run]:
+    """The session's shell commands with their results, in order."""
+    calls = calls_by_id(events)
+    found = []
+    for event in events:
+        if event["kind"] != "tool_result" or not trusted(event) or not shell_result(event, calls):
+            continue
+        command = result_command(event, calls)
+        if command and event.get("ok") is not None:
+            output = str(event.get("error") or event.get("text") or "")
+            found.append(Run(event, command, bool(event["ok"]), output))
+    return found
+
+
+def looks_only(run: Run) -> bool:
+    """A command that only looks at things (``ls``, ``cat``, ``sed -n``): its success fixes nothing."""
+    return run.program in INSPECTION or (run.program == "sed" and "-n" in run.words())
+
+
+def head(command: str) -> str:
+    """The program and its subcommands: ``git commit`` for ``git commit -m "…"``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        words = words[1:]  # environment assignments
+    if not words:
+        return ""
+    kept = [words[0].rsplit("/", 1)[-1]]
+    for word in words[1:4]:
+        if not _SUBCOMMAND.match(word) or "." in word or "/" in word:
+            break
+        kept.append(word)
+    return " ".join(kept)
