@@ -9,6 +9,7 @@ aliases, unicode kept, multi-line strings as literal blocks. Writes are atomic.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -162,14 +163,27 @@ def dumps(data: Any) -> str:
     )
 
 
+@functools.cache
+def umask_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask (0644 under 022). Read once: the
+    umask is read by setting it, and a thread creating a file meanwhile would get the wrong one."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
+
+    The file gets the umask's mode, as git gives the files it checks out: mkstemp's 0600 would make
+    cards, plan and index private in a repository that people review and share."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
+            os.fchmod(handle.fileno(), umask_mode())
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:

@@ -180,9 +180,9 @@ def write_atomically(path: Path, text: str) -> None:
     except FileNotFoundError:
         mode = None
     if mode is None:  # a new file gets the usual permissions (mkstemp's are 0600)
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        from memdream.yamlio import umask_mode
+
+        mode = umask_mode()
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:  # bytes: no newline translation, the rest kept exactly

@@ -116,3 +116,34 @@ def test_oversized_text_is_refused_before_parsing(tmp_path: Path) -> None:
 def test_load_file_reads_no_further_than_the_limit() -> None:
     with pytest.raises(yamlio.UnsafeYAML, match="larger than 1 MiB"):
         yamlio.load_file(Path("/dev/zero"))
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640)])
+def test_the_files_of_a_memory_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    """Issue 21.5: cards, plan and INDEX were written 0600 (mkstemp's mode) whatever the umask. Real
+    processes under a given umask: init, ingest a session, dream; every tracked file, and a rewritten one."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    from tests.gitutil import git
+    from tests.transcripts import billing_api_project
+
+    def memdream(*args: str | Path) -> None:
+        subprocess.run([sys.executable, "-m", "memdream", *map(str, args)], check=True, capture_output=True,
+                       preexec_fn=lambda: os.umask(umask), timeout=300)
+
+    memory = tmp_path / "mem"
+    logs = billing_api_project(tmp_path / "logs", small=True)
+    memdream("init", memory)
+    memdream("ingest", *logs[:2], "-m", memory)
+    memdream("dream", "-m", memory)
+    memdream("ingest", *logs[2:], "-m", memory)
+    memdream("dream", "-m", memory)  # rewrites the plan, the index and some cards
+    tracked = [memory / name for name in git(memory, "ls-files").splitlines()]
+    written = [path for path in tracked if path.name in ("plan.yaml", "INDEX.md")
+               or path.parent.parent.name in ("cards", "archive") or path.parent.name == "audit"]
+    assert len(written) > 5 and any("cards" in path.parts for path in written)
+    modes = {path.relative_to(memory).as_posix(): oct(stat.S_IMODE(path.stat().st_mode)) for path in tracked}
+    assert set(modes.values()) == {oct(mode)}, modes
