@@ -26,11 +26,17 @@ def context(
                      help="Write the block between memdream's markers in FILE (CLAUDE.md, AGENTS.md), leaving the "
                           "rest of it untouched; created when missing."),
     ] = None,
+    scope: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--scope", metavar="PROJECT", show_default=False,
+                     help="The project whose plan and cards to show (as recall's --scope). Default: the project "
+                          "of the exported file's folder (of the current folder without --export; of the "
+                          "session's with --session-start)."),
+    ] = None,
     project: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--project", "-p", metavar="PROJECT", show_default=False,
-                     help="The project whose plan and cards to show. Default: the project of the exported file's "
-                          "folder (of the current folder without --export; of the session's with --session-start)."),
+        typer.Option("--project", "-p", metavar="PROJECT", show_default=False, hidden=True,
+                     help="The old name of --scope, still read (hooks and scripts written before)."),
     ] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", metavar="BYTES",
                                         help="Most bytes (UTF-8) of context, markers and title included.")
@@ -48,15 +54,26 @@ def context(
     if session_start:
         _session_start(memory, budget)
         return
-    from memdream.errors import UsageError
-
-    if project is not None and not project.strip():
-        raise UsageError("--project must name a project, not be empty")
+    scope = _scope(scope, project)
     root = memory_root(memory)
     if export is not None:
-        _export(export, root, budget, project, output)
+        _export(export, root, budget, scope, output)
     else:
-        _print(root, budget, project, output)
+        _print(root, budget, scope, output)
+
+
+def _scope(scope: str | None, project: str | None) -> str | None:
+    """--scope, or --project (its old name) with a one-line notice; an empty one is a usage error."""
+    from memdream.errors import UsageError
+
+    if project is not None:
+        if scope is not None:
+            raise UsageError("--project is the old name of --scope: give --scope alone")
+        sys.stderr.write("memdream: --project is deprecated in context: use --scope instead\n")
+        scope = project
+    if scope is not None and not scope.strip():
+        raise UsageError("--scope must name a project, not be empty")
+    return scope
 
 
 def _session_start(memory: Path | None, budget: int) -> None:

@@ -293,21 +293,22 @@ class SessionStartResult:
 
 
 def read_hook_payload(raw: bytes) -> dict[str, Any]:
-    """The hook's JSON object (session_id, cwd, source, hook_event_name, ...)."""
+    """The hook's JSON object (session_id, cwd, source, hook_event_name, ...). Errors say what is wrong
+    with stdin; the command line says which command read it."""
     from memdream import jsonio
     from memdream.errors import InvalidInput
 
     if len(raw) > MAX_PAYLOAD:
-        raise InvalidInput("context --session-start: stdin is larger than a hook payload")
+        raise InvalidInput("stdin is larger than a hook payload")
     try:
         payload = jsonio.loads(raw.decode("utf-8") or "null")
     except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidInput(f"context --session-start: stdin is not JSON: {error}") from None
+        raise InvalidInput(f"stdin is not JSON: {error}") from None
     if not isinstance(payload, dict):
-        raise InvalidInput("context --session-start: stdin is not a hook payload (a JSON object)")
+        raise InvalidInput("stdin is not a hook payload (a JSON object)")
     event = payload.get("hook_event_name")
     if event is not None and event != SESSION_START:
-        raise InvalidInput(f"context --session-start: the hook is {event!r}; install it on SessionStart")
+        raise InvalidInput(f"the hook is {event!r}; install it on SessionStart")
     return payload
 
 

@@ -69,7 +69,7 @@ def test_export_appends_to_a_file_without_markers_and_creates_a_missing_one(lear
     assert text.startswith("# Agents\n\nUse the Makefile.\n\n" + BEGIN) and text.endswith(END + "\n")
     missing = billing_checkout / "docs" / "CLAUDE.md"
     missing.parent.mkdir()
-    done = export(root, env, missing, "--project", "billing-api")
+    done = export(root, env, missing, "--scope", "billing-api")
     assert "created" in done.stdout
     created = missing.read_text(encoding="utf-8")
     assert created.startswith(BEGIN) and created.endswith(END + "\n") and scenario.FIX_COMMAND in created
@@ -91,10 +91,27 @@ def test_the_same_block_whatever_the_clock_or_the_recalls(learned: Any, billing_
 def test_another_projects_file_gets_that_projects_cards(learned: Any, tmp_path: Path) -> None:
     root, env = learned
     target = tmp_path / "AGENTS.md"
-    export(root, env, target, "--project", "shop")
+    export(root, env, target, "--scope", "shop")
     text = target.read_text(encoding="utf-8")
     assert "## Memory (memdream): shop" in text and SHOP_INSTRUCTION in text
     assert scenario.USER_INSTRUCTION not in text and "billing" not in text.lower()
+
+
+def test_context_takes_scope_as_recall_does_and_still_reads_project(learned: Any, tmp_path: Path) -> None:
+    """Issue 21.6: one name for one thing. --project, the old name, still works (scripts and hooks written
+    before), with one line of notice, and is no longer shown in --help."""
+    root, env = learned
+    printed = memdream("context", "-m", root, "--scope", "shop", "-f", "json", env=env, cwd=tmp_path)
+    assert printed.stderr == "" and "## Memory (memdream): shop" in printed.stdout
+    old = memdream("context", "-m", root, "--project", "shop", "-f", "json", env=env, cwd=tmp_path)
+    assert old.stdout == printed.stdout
+    assert old.stderr == "memdream: --project is deprecated in context: use --scope instead\n"
+    assert memdream("context", "-m", root, "-p", "shop", "-f", "json", env=env, cwd=tmp_path).stdout == printed.stdout
+    both = memdream("context", "-m", root, "--scope", "shop", "--project", "shop", env=env, cwd=tmp_path, check=False)
+    assert both.returncode == 2 and both.stderr.count("\n") == 1
+    assert memdream("context", "-m", root, "--scope", " ", env=env, cwd=tmp_path, check=False).returncode == 2
+    shown = memdream("context", "--help", env=env, cwd=tmp_path).stdout
+    assert "--scope" in shown and "--project" not in shown
 
 
 @pytest.mark.parametrize("broken", [

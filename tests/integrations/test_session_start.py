@@ -200,6 +200,7 @@ def test_no_memory_or_a_broken_one_never_breaks_the_session(case: str, tmp_path:
     assert done.returncode == 0
     assert done.stdout == ""
     assert done.stderr.startswith("memdream: context --session-start: ") and len(done.stderr.splitlines()) == 1
+    assert done.stderr.count("context --session-start") == 1  # issue 21.6: the prefix once, not twice
 
 
 def test_conflicting_values_of_the_project_come_together_and_other_projects_stay_out(
