@@ -22,9 +22,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memdream.clock import parse_timestamp
-from memdream.dream import forget
 from memdream.dream import state as state_mod
 from memdream.dream.model import DreamContext, Operation
+from memdream.dream.usage import DEFAULT_IMPORTANCE, last_recall, unused_reason
 from memdream.memory.card import ARCHIVED, CONFLICTING, INFERRED, VERIFIED, Card
 
 # More than this since the previous dream: suspect the clock, archive nothing that run. A year, not a
@@ -77,7 +77,7 @@ def run(ctx: DreamContext) -> None:
         verified_age, changed_age = _ages(card, now)
         if verified_age <= days:
             continue  # both steps below need it unverified for longer: most cards, at no further cost
-        last = forget.last_recall(ctx, card.id, now)
+        last = last_recall(ctx, card.id, now)
         used = last is not None and (now - last).days <= days
         # One step at most: a demoted card's updated_at is now, so it cannot be archived in this run.
         if card.status == VERIFIED and verified_age > days:
@@ -85,7 +85,7 @@ def run(ctx: DreamContext) -> None:
         elif card.status == INFERRED and verified_age > days and changed_age > days and jump is None and not used:
             before = card.confidence
             card.status, card.updated_at = ARCHIVED, ctx.now
-            reason = f"not re-verified in {days} days and {forget.unused_reason(ctx, card, now)}"
+            reason = f"not re-verified in {days} days and {unused_reason(ctx, card, now)}"
             ctx.record(Operation("archive", card.id, reason, _refs(card), before, card.confidence))
 
 
@@ -101,7 +101,7 @@ def _demote(ctx: DreamContext, card: Card, days: int, now: datetime, recalled: d
     if recalled is not None:
         reason = f"{card.review} (recalled {recalled.date().isoformat()}: kept active while used)"
     else:
-        reason = f"{card.review} and {forget.unused_reason(ctx, card, now)}"
-        weight = forget.DEFAULT_IMPORTANCE if card.importance is None else card.importance
+        reason = f"{card.review} and {unused_reason(ctx, card, now)}"
+        weight = DEFAULT_IMPORTANCE if card.importance is None else card.importance
         card.importance = round(weight / 2, 4)
     ctx.record(Operation("demote", card.id, reason, _refs(card), before, card.confidence))

@@ -4,7 +4,7 @@ Recall appends every answer to ``.memdream/usage.jsonl`` (local, not in git). Dr
 each card's ``reference_count`` (total times recalled) and writes only the cards whose count changed.
 The log may be missing (a fresh clone) or rotated: a count already in a card is never lowered.
 
-Decay asks :func:`last_recall` whether a card past its TTL is still used. This stage then applies
+Decay asks :func:`memdream.dream.usage.last_recall` whether a card past its TTL is still used. This stage then applies
 ``dream.forget.capacity_per_scope``: when a layer of a scope holds more active cards than that, the
 lowest-value ones are archived (:func:`card_value`); ``keep`` cards, conflicting cards and cards
 this run already changed are never archived for capacity.
@@ -14,50 +14,16 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from pathlib import Path
 
 from memdream.clock import parse_timestamp
 from memdream.dream.model import DreamContext, Operation
+from memdream.dream.usage import DEFAULT_IMPORTANCE, last_recall, usage
 from memdream.memory.card import ARCHIVED, CONFLICTING, Card
-from memdream.memory.paths import MemoryPaths
-from memdream.memory.usage import Usage, usage_at
 
 GLOBAL_SCOPE = "global"  # where cards without a scope count
 # card value = importance·0.3 + confidence·0.2 + references·0.3 + recency·0.2 (each in [0, 1])
 VALUE_WEIGHTS = {"importance": 0.3, "confidence": 0.2, "references": 0.3, "recency": 0.2}
-DEFAULT_IMPORTANCE = 0.5  # a card without ``importance`` is neither important nor not
 REFERENCE_HALF = 3  # references = n / (n + 3): one recall 0.25, three 0.5, nine 0.75
-
-
-def usage(ctx: DreamContext) -> Usage:
-    """The memory's usage log, read once per run (empty without a state folder or a log)."""
-    if "usage" not in ctx.memo:
-        state: Path | None = ctx.state_dir
-        # state_dir is the memory's .memdream/ folder, so its parent is the memory root.
-        ctx.memo["usage"] = usage_at(MemoryPaths(state.parent)) if state is not None else Usage()
-    found: Usage = ctx.memo["usage"]
-    return found
-
-
-def last_recall(ctx: DreamContext, card_id: str, now: datetime) -> datetime | None:
-    """When a recall last returned the card, never after ``now``; None: not in the local usage log."""
-    ts = usage(ctx).last_used.get(card_id)
-    if ts is None:
-        return None
-    try:
-        return min(parse_timestamp(ts), now)
-    except ValueError:
-        return None
-
-
-def unused_reason(ctx: DreamContext, card: Card, now: datetime) -> str:
-    """How long nobody recalled the card, for an audit line."""
-    last = last_recall(ctx, card.id, now)
-    if last is not None:
-        return f"not recalled since {last.date().isoformat()}"
-    if card.reference_count:
-        return "not recalled in this machine's usage log"  # counted on another clone: when is unknown
-    return "never recalled"
 
 
 def run(ctx: DreamContext) -> None:

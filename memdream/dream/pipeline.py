@@ -27,10 +27,10 @@ from memdream.dream import (
     decay,
     extract,
     forget,
-    index,
+    index_file,
     induce,
     merge,
-    plan,
+    plan_update,
     propagate,
     select,
     verify,
@@ -74,8 +74,8 @@ STAGES: dict[str, Stage] = {
     "propagate": propagate.run,
     "decay": decay.run,
     "forget": forget.run,
-    "plan": plan.run,
-    "index": index.run,
+    "plan": plan_update.run,
+    "index": index_file.run,
 }
 # Audit order: corrections first, then additions, then housekeeping.
 OP_ORDER = {"supersede": 0, "conflict": 1, "demote": 2, "update": 3, "add": 4, "merge": 5, "archive": 6}
@@ -240,7 +240,7 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
     newest: list[dict[str, Any]] = []
     for path in reversed(files):
         for line in reversed(path.read_text(encoding="utf-8").splitlines()):
-            if len(newest) == index.MAX_RECENT:
+            if len(newest) == index_file.MAX_RECENT:
                 return newest[::-1]
             if line.strip():
                 try:

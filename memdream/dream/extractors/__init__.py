@@ -16,7 +16,15 @@ from types import ModuleType
 
 def registry() -> dict[str, ModuleType]:
     """Extractor name -> module, in the order they run (imported on first use)."""
-    from memdream.dream.extractors import errors, instructions, manifests, model, procedures, statements, workflows
+    from memdream.dream.extractors import (
+        error_fix,
+        instructions,
+        language_model,
+        manifests,
+        procedures,
+        statements,
+        workflows,
+    )
 
-    ordered = (errors, instructions, statements, manifests, workflows, procedures, model)
+    ordered = (error_fix, instructions, statements, manifests, workflows, procedures, language_model)
     return {module.NAME: module for module in ordered}
