@@ -344,6 +344,16 @@ def _standalone_bearer_ok(match: re.Match[str]) -> bool:
     return len(token) >= 16 and any("0" <= char <= "9" for char in token)
 
 
+def _glued_ok(match: re.Match[str]) -> bool:
+    """A token glued to a name by "-" or "_" (`c-sk-proj-...` as a call id, `curl-xoxb-...` as a tool
+    name) is still a token; but kebab- and snake-case words hold `sk-`, `hf_` or `npm_` too, so a glued
+    match must look made: a digit in it."""
+    start = match.start()
+    if start == 0 or match.string[start - 1] not in "-_":
+        return True
+    return any("0" <= char <= "9" for char in match.group())
+
+
 # Characters of an HTTP b64token (RFC 6750), the form bearer tokens take.
 _B64TOKEN = r"[A-Za-z0-9._~+/-]+=*"
 # `Authorization: Bearer x`, `"Authorization": "Bearer x"`, `-H 'authorization: bearer x'`.
@@ -393,25 +403,33 @@ _AWS_KEY = _Rule(
 )
 _GITHUB_TOKEN = _Rule(
     "github-token",
-    re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})", _A),
+    re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})", _A),
     _anchors(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+    (),
+    _glued_ok,
 )
 _SLACK_TOKEN = _Rule(
     "slack-token",
-    re.compile(r"(?<![A-Za-z0-9_-])xox[bpars]-[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]", _A),
+    re.compile(r"(?<![A-Za-z0-9])xox[bpars]-[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]", _A),
     _anchors(b"xox"),
+    (),
+    _glued_ok,
 )
 _API_KEY = _Rule(
     "api-key",
     # `sk-`, `sk-proj-`, `sk-ant-...`: the body class includes `-`, so one pattern covers all.
-    re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}", _A),
+    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}", _A),
     _anchors(b"sk-"),
+    (),
+    _glued_ok,
 )
 _JWT = _Rule(
     "jwt",
     # Header and payload are base64url JSON; the signature is empty for unsigned tokens.
-    re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", _A),
+    re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", _A),
     _anchors(b"eyj"),
+    (),
+    _glued_ok,
 )
 _AUTH_BEARER = _Rule(
     "bearer-token",
@@ -454,29 +472,39 @@ _URL_CREDENTIALS = _Rule(
 )
 _GOOGLE_API_KEY = _Rule(
     "google-api-key",
-    re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", _A),
+    re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9])", _A),
     _anchors(b"aiza"),
+    (),
+    _glued_ok,
 )
 _STRIPE_KEY = _Rule(
     "stripe-key",
     # Secret and restricted keys, live and test; publishable `pk_` keys are public.
-    re.compile(r"(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[0-9A-Za-z]{10,}", _A),
+    re.compile(r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[0-9A-Za-z]{10,}", _A),
     _anchors(b"sk_live_", b"rk_live_", b"sk_test_", b"rk_test_"),
+    (),
+    _glued_ok,
 )
 _HUGGINGFACE_TOKEN = _Rule(
     "huggingface-token",
-    re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _A),
+    re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _A),
     _anchors(b"hf_"),
+    (),
+    _glued_ok,
 )
 _GITLAB_TOKEN = _Rule(
     "gitlab-token",
-    re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}", _A),
+    re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}", _A),
     _anchors(b"glpat-"),
+    (),
+    _glued_ok,
 )
 _NPM_TOKEN = _Rule(
     "npm-token",
-    re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", _A),
+    re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", _A),
     _anchors(b"npm_"),
+    (),
+    _glued_ok,
 )
 _AZURE_KEY = _Rule(
     "azure-key",

@@ -699,3 +699,60 @@ def test_a_fact_whose_attribute_names_a_secret_has_its_value_redacted() -> None:
     assert out == {"fact": {**fact, "value": "[REDACTED:secret]"}} and counts == Counter({"secret": 1})
     harmless = {"subject": "prod db", "attribute": "password_policy", "value": "12 chars"}
     assert default_redactor().redact_obj({"fact": harmless}) == ({"fact": harmless}, Counter())
+
+
+# --- secrets inside ids and tool names (issue 21.8) ------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param(f"c-{OPENAI_PROJECT}", "c-[REDACTED:api-key]", id="call-id-openai"),
+    pytest.param(f"curl-{SLACK_BOT}", "curl-[REDACTED:slack-token]", id="tool-name-slack"),
+    pytest.param(f"call_{GITHUB_PAT_CLASSIC}", "call_[REDACTED:github-token]", id="call-id-github"),
+    pytest.param("id-AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "id-[REDACTED:google-api-key]", id="id-google"),
+    pytest.param("tool_sk_live_51HqLyjWDarjtT1zdp7dcXyZ", "tool_[REDACTED:stripe-key]", id="tool-stripe"),
+    pytest.param("c-glpat-Ab3De5Gh7Jk9Mn1Pq3St", "c-[REDACTED:gitlab-token]", id="call-id-gitlab"),
+    pytest.param("call_hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "call_[REDACTED:huggingface-token]", id="call-id-hf"),
+    pytest.param("x_npm_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hj5", "x_[REDACTED:npm-token]", id="npm"),
+    pytest.param(f"session-{JWT}", "session-[REDACTED:jwt]", id="session-jwt"),
+    pytest.param("run-AKIAIOSFODNN7EXAMPLE", "run-[REDACTED:aws-key]", id="aws"),
+])
+def test_a_token_glued_to_a_prefix_is_found(text: str, expected: str) -> None:
+    assert redacted(text)[0] == expected
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("task-sk-learn-the-whole-pipeline-now", id="kebab-sk"),
+    pytest.param("run_sk_test_everything_quickly", id="snake-stripe"),
+    pytest.param("the-xoxb-bot-docs-page", id="kebab-slack"),
+    pytest.param("my_hf_datasetloaderforthebigcorpus_v", id="snake-hf"),
+])
+def test_words_that_hold_a_token_prefix_are_not_tokens(text: str) -> None:
+    assert redacted(text) == (text, {})
+
+
+def test_ids_and_tool_names_of_an_event_are_scanned() -> None:
+    from memdream.ingest.prepare import redact_event
+
+    event = {"session": "s", "ts": "2026-11-07T09:12:03Z", "kind": "tool_call", "id": "e1",
+             "call_id": f"c-{OPENAI_PROJECT}", "tool": f"curl-{SLACK_BOT}", "args": {"url": "x"}}
+    counts = redact_event(default_redactor(), event)
+    assert counts == Counter({"api-key": 1, "slack-token": 1})
+    assert event["tool"] == "curl-[REDACTED:slack-token]"
+    # A redacted id keeps a digest of what it was, so two calls stay two.
+    assert event["call_id"].startswith("c-[REDACTED:api-key]-") and OPENAI_PROJECT not in event["call_id"]
+
+
+_GLUED_TOKENS = st.one_of(
+    st.builds(lambda s: "sk-proj-" + s, st.text(_ALNUM, min_size=20, max_size=40)),
+    st.builds(lambda s: "ghp_" + s, st.text(_ALNUM, min_size=36, max_size=36)),
+    st.builds(lambda a, b: f"xoxb-{a}-{b}", st.text("0123456789", min_size=10, max_size=13),
+              st.text(_ALNUM, min_size=10, max_size=24)),
+    st.builds(lambda s: "AKIA" + s, st.text(_UPPER_ALNUM, min_size=16, max_size=16)),
+).filter(lambda token: any(char.isdigit() for char in token))
+
+
+@given(st.sampled_from(["c-", "curl-", "call_", "toolu_", "id-"]), _GLUED_TOKENS)
+@settings(max_examples=200)
+def test_a_generated_token_glued_to_a_prefix_never_survives(prefix: str, token: str) -> None:
+    out, counts = redacted(prefix + token)
+    assert token not in out and out.startswith(prefix + "[REDACTED:") and sum(counts.values()) == 1
