@@ -5,6 +5,9 @@ set -euo pipefail
 BIN=${1:-.venv/bin}
 BIN="$(cd "$BIN" && pwd)"
 MEMDREAM="$BIN/memdream"
+# memdream as the hints at the end print it: the venv is not on PATH, so its path (relative when the
+# venv is under this folder, as `make demo` makes it), which runs as printed.
+SHOWN="${MEMDREAM#"$PWD"/}"
 DEMO=demo-memory
 LOGS=sample-memory/logs
 # The night after the newest sample session, as if cron ran the dream then.
@@ -104,5 +107,11 @@ step "memdream log (the history of dreams)"
 step "memdream diff (what the last dream changed)"
 "$MEMDREAM" diff --memory "$DEMO"
 
-printf '\nDemo memory left in %s/ (a git repository: try `git -C %s log -p`, `memdream rollback --dry-run`).\n' \
-  "$DEMO" "$DEMO"
+printf '\nDemo memory left in %s/ (a git repository): try `git -C %s log -p`, `%s rollback --dry-run -m %s`.\n' \
+  "$DEMO" "$DEMO" "$SHOWN" "$DEMO"
+if ! command -v memdream > /dev/null; then
+  printf 'memdream is not on your PATH: run it as %s, or install it for everyday use with `pipx install .` or\n' \
+    "$SHOWN"
+  printf '`uv tool install .` (see the Quickstart in README.md).\n'
+fi
+
