@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memdream.clock import parse_timestamp
 from memdream.errors import InvalidMemory
 from memdream.jsonio import dumps_canonical, loads
 from memdream.memory.paths import MemoryPaths
@@ -101,6 +102,28 @@ class StoredHashes(NamedTuple):
 def stored_hashes(line: bytes, event: dict[str, Any]) -> StoredHashes:
     """The hashes of a stored ``line`` (newline removed) that encodes ``event``."""
     return StoredHashes(event_hash(event), line_hash(line))
+
+
+def _before(one: str, other: str) -> bool:
+    """Whether time ``one`` is before ``other``. As text when both are written alike (UTC ``Z``, the same
+    precision: what agents' logs carry, and cheap on ingest's hot path), else as moments (an offset, a
+    naive time); a time that does not parse compares as text."""
+    if len(one) == len(other) and one[-1:] == other[-1:] == "Z":
+        return one < other
+    try:
+        return parse_timestamp(one) < parse_timestamp(other)
+    except ValueError:
+        return one < other
+
+
+def earliest(one: str, other: str) -> str:
+    """The earlier of two event times: a segment's ``first_ts`` (a log's events need not be in order)."""
+    return other if _before(other, one) else one
+
+
+def latest(one: str, other: str) -> str:
+    """The later of two event times: a segment's ``last_ts``."""
+    return other if _before(one, other) else one
 
 
 @dataclass(frozen=True)
@@ -259,7 +282,7 @@ class RawLayer:
                 ts = self._event_of(name, number, raw).get("ts")
                 if not isinstance(ts, str):
                     raise self.damaged(name, number, KeyError("no 'ts' field"))
-                first, last, count = first or ts, ts, count + 1
+                first, last, count = earliest(first or ts, ts), latest(last or ts, ts), count + 1
         return SegmentRecord(name, digest.hexdigest(), count, first, last, now)
 
     def commit(self, records: list[SegmentRecord]) -> None:
@@ -348,9 +371,10 @@ class SegmentWriter:
         if entry.digest is not None:
             entry.digest.update(line)
         self._keys.write(_key_line(session, event_id, digest).encode("utf-8"))
-        if not entry.events:
-            entry.first_ts = ts
-        entry.last_ts = ts
+        if entry.events:
+            entry.first_ts, entry.last_ts = earliest(entry.first_ts, ts), latest(entry.last_ts, ts)
+        else:
+            entry.first_ts = entry.last_ts = ts
         entry.events += 1
         return digest
 
