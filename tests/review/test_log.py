@@ -10,8 +10,15 @@ from typing import Any
 import pytest
 
 from tests.gitutil import git
-from tests.review.dream_history import (History, bookkeeping_commit, built_once, copy_of, json_of, memdream,
-                                        rollback_commit)
+from tests.review.dream_history import (
+    History,
+    bookkeeping_commit,
+    built_once,
+    copy_of,
+    json_of,
+    memdream,
+    rollback_commit,
+)
 
 
 @pytest.fixture(scope="module")
