@@ -303,26 +303,146 @@ def _phone_ok(match: re.Match[str]) -> bool:
     return _MIN_PHONE_DIGITS <= digits <= 15
 
 
+# A rule that knows a secret by its name (`password=`, `api_key:`, `GOOGLE_MAPS_KEY=`) sees code and
+# documentation far more often than secrets: `token = get_token(project.id)`, `apiKey: env.API_KEY`,
+# `export OPENAI_API_KEY="your-api-key-here"`. What follows the name is a secret only when it is a
+# literal value: not a reference to one, a placeholder, a path or code.
+
 # Values after `password=` that are clearly not secrets (and would make lint noisy).
 _NOT_A_SECRET = frozenset({"null", "none", "true", "false", "nil", "undefined"})
+# Words placeholders are made of (`your-api-key-here`, `REDACTED_TOKEN`, `test-key`, `ghp_xxx`): a value
+# of these words only says what belongs there. Token prefixes count too: `sk-ant-` alone is no key.
+_PLACEHOLDER_WORDS = frozenset({
+    "your", "my", "our", "the", "a", "an", "here", "goes", "insert", "enter", "put", "paste", "replace", "fill",
+    "value", "example", "sample", "dummy", "fake", "mock", "demo", "test", "placeholder", "redacted", "hidden",
+    "masked", "changeme", "change", "me", "todo", "some", "real", "actual", "signed", "foo", "bar", "baz",
+    "secret", "secrets", "key", "keys", "api", "apikey", "token", "tokens", "access", "auth", "bearer",
+    "password", "credential", "credentials", "private", "client", "jwt",
+    "sk", "pk", "rk", "ant", "proj", "ghp", "gho", "ghu", "ghs", "ghr", "github", "pat", "xoxb", "xoxp", "xoxa",
+    "xoxr", "xoxs", "glpat", "hf", "npm", "akia", "aiza", "live",
+})
+# Words of a name in any case style: `REDACTED_API_KEY`, `yourApiKey`, `your-api-key`.
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", _A)
+# `$TOKEN`, `${TOKEN}`, `$(pass show db)`, `${{ secrets.TOKEN }}`, `%TOKEN%`, `<token>`, `{token}`, `{}`.
+_REFERENCE = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_][A-Za-z0-9_]*%\Z|<[^<>\n]*>\Z|\{[^\n]*\}\Z", _A)
+# `xxx`, `...`, `…`, `***`, `xxxx-xxxx`: a value masked or left out.
+_MASK = re.compile(r"(?:[xX]+|[.*#_\u2026\u2022-]+)(?:[-_ ]?(?:[xX]+|[.*#\u2026\u2022]+))*\Z")
+# `/run/secrets/db`, `~/.ssh/id_ed25519`, `./token.txt`, `C:\keys\app.pem`: where a secret is kept.
+_PATH = re.compile(r"(?:~|\.{1,2})?/[A-Za-z0-9._~/-]*\Z|[A-Za-z]:\\[A-Za-z0-9._\\ -]*\Z", _A)
+_PATH_PARTS = re.compile(r"[/\\]")
+# A variable named after a secret (`db_password`, `OPENAI_API_KEY`): snake case, no digit.
+_SNAKE_NAME = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+\Z", _A)
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "key", "apikey", "credential",
+                           "credentials"})
 
 
-def _secret_value_ok(match: re.Match[str]) -> bool:
-    start, end = _ASSIGNMENT.span(match)
-    return _is_secret_value(match.string[start:end])
+def _looks_generated(value: str) -> bool:
+    """Whether ``value`` looks machine-made, as tokens and API keys are: a digit in it (but not a small
+    number, `MAX_TOKEN=4096`), or 16 characters or more mixing upper and lower case. A person's password
+    need not; `ollama` or `proxy-handled` does not."""
+    if any("0" <= char <= "9" for char in value):
+        return len(value) > 5 or not value.isdigit()
+    return len(value) >= 16 and value.lower() != value and value.upper() != value
 
 
-def _is_secret_value(value: str) -> bool:
-    stripped = value.strip()
-    return bool(stripped) and stripped.lower() not in _NOT_A_SECRET and not _is_placeholder(stripped)
+def _any_made(parts: list[str]) -> bool:
+    """Whether a part of a path or a dotted name is a token rather than a name (`/v1/keys/<key>`)."""
+    return any(len(part) >= 12 and _looks_generated(part) for part in parts)
 
 
 def _is_placeholder(value: str) -> bool:
     return _PLACEHOLDER_RE.fullmatch(value) is not None
 
 
-# `git@github.com:org/repo` is an SSH remote, not a person; `icon@2x.png` is a file name.
-_NOT_AN_EMAIL_LOCAL = frozenset({"git"})
+def _is_stand_in(value: str) -> bool:
+    """A reference to a secret, a placeholder for one, a masked one, or a file that holds one."""
+    if _is_placeholder(value) or _REFERENCE.match(value) or _MASK.match(value):
+        return True
+    if _PATH.match(value):
+        return not _any_made(_PATH_PARTS.split(value))
+    words = [word.lower() for word in _WORD.findall(value)]
+    if words and all(word in _PLACEHOLDER_WORDS or _MASK.match(word) for word in words):
+        return True
+    return _SNAKE_NAME.match(value) is not None and any(word in _SECRET_WORDS for word in words)
+
+
+def _is_secret_value(value: str, generated: bool = False) -> bool:
+    """Whether the literal ``value`` under a secret's name is a secret: not empty, not a word such as
+    ``null``, not a stand-in for one (:func:`_is_stand_in`); ``generated``: the name is a token's or a
+    key's, and such values are machine-made (:func:`_looks_generated`)."""
+    stripped = value.strip()
+    if len(stripped) < 2 or stripped.lower() in _NOT_A_SECRET or _is_stand_in(stripped):
+        return False
+    return not generated or _looks_generated(stripped)
+
+
+def _value_of(match: re.Match[str]) -> tuple[str, bool]:
+    """The value a rule with groups ``v1``..``v4`` matched, and whether it was bare (unquoted)."""
+    start, end = _ASSIGNMENT.span(match)
+    return match.string[start:end], match.start("v4") != -1
+
+
+def _secret_value_ok(match: re.Match[str]) -> bool:
+    return _is_secret_value(_value_of(match)[0])
+
+
+# Code after a secret's name: `token = get_token(...)`, `key = os.environ[...]`, `api_key: Option<String>`,
+# `token: args.hub_token`, `env.KEY = apiKeyValue`, `token: str | None`, `const apiKey = await prompt(...)`.
+_ATTRIBUTE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][A-Za-z0-9_$]*)+\Z", _A)
+_CAMEL_CASE = re.compile(r"[a-z]+(?:[A-Z][a-z]*)+\Z", _A)
+# An identifier without a digit: `hunter2 || exit` is still a password before a shell operator.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*\Z", _A)
+_CODE_WORDS = frozenset({"str", "string", "bytes", "int", "bool", "boolean", "number", "any", "unknown", "object",
+                         "await", "new", "typeof", "yield", "lambda", "function", "async", "this", "self"})
+# An operator after an identifier: the value is an expression (`token = cached or fetch()`).
+_OPERATOR_AFTER = re.compile(r"[ \t]+(?:\|\||&&|\?\?|[?|+]|or|and|if)[ \t]", _A)
+_NAME_PARTS = re.compile(r"\.|::|->|\?\.")
+
+
+def _is_code(value: str, text: str, end: int) -> bool:
+    """Whether the bare ``value`` that ends at ``end`` of ``text`` is code, not a literal."""
+    if end < len(text) and text[end] in "([<":  # a call, an index, a generic type
+        return True
+    if _ATTRIBUTE.match(value):
+        return not _any_made(_NAME_PARTS.split(value))
+    if value.lower() in _CODE_WORDS or _CAMEL_CASE.match(value):
+        return True
+    return _IDENTIFIER.match(value) is not None and _OPERATOR_AFTER.match(text, end) is not None
+
+
+# Passwords and secrets are chosen by people; tokens and keys are made by machines (_looks_generated).
+_HUMAN_SECRET = re.compile(r"passw|pwd|secret", _I)
+
+
+def _assignment_ok(match: re.Match[str]) -> bool:
+    """`password=hunter2`, `"api_key": "..."`: the value is a literal, and a token's or a key's looks made."""
+    value, bare = _value_of(match)
+    if bare and _is_code(value, match.string, match.end()):
+        return False
+    return _is_secret_value(value, generated=_HUMAN_SECRET.search(match.group("k")) is None)
+
+
+def _env_assignment_ok(match: re.Match[str]) -> bool:
+    """`GOOGLE_MAPS_KEY=...`: the name says it is a secret, so any literal value is one."""
+    return _secret_env_name(match.group("k")) and _secret_value_ok(match)
+
+
+def _secret_env_name(name: str) -> bool:
+    """False for the few names of that form that say otherwise (`PUBLIC_KEY`, `PRIMARY_KEY`, `MAX_TOKEN`)."""
+    parts = name.split("_")
+    return len(parts) < 2 or parts[-2] not in _NOT_SECRET_QUALIFIERS
+
+
+def _value_ok(group: str, generated: bool = False) -> Validator:
+    """A validator: the value in ``group`` is a secret by :func:`_is_secret_value`."""
+    def ok(match: re.Match[str]) -> bool:
+        return _is_secret_value(match.group(group), generated)
+    return ok
+
+
+# `git@github.com:org/repo` is an SSH remote, not a person; `icon@2x.png` is a file name; a no-reply
+# address (`Co-Authored-By: Claude <noreply@anthropic.com>`) reaches no one.
+_NOT_AN_EMAIL_LOCAL = frozenset({"git", "noreply", "no-reply", "donotreply", "do-not-reply"})
 _FILE_SUFFIXES = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp"})
 # Text just before an "@" that makes it the userinfo of a URL (`https://token@host`,
 # `postgres://bob:pw@db`): the URL credential rule owns that span, not the e-mail rule.
@@ -331,9 +451,15 @@ _URL_USERINFO_BEFORE = re.compile(r"://[^\s/@]*:?\Z", _A)
 
 def _email_ok(match: re.Match[str]) -> bool:
     local, _, domain = match.group().rpartition("@")
-    if local in _NOT_AN_EMAIL_LOCAL or domain.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
+    if local.lower() in _NOT_AN_EMAIL_LOCAL or domain.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES:
+        return False
+    # No address starts or ends its local part with a dot (`Promise.@resolve.bind` is JavaScript) or has
+    # no letter nor digit in it (`+@app.post` is a diff line); one right after a "/" is a path or a package.
+    if local.startswith(".") or local.endswith(".") or not any(char.isalnum() for char in local):
         return False
     start = match.start()
+    if start > 0 and match.string[start - 1] == "/":
+        return False
     return _URL_USERINFO_BEFORE.search(match.string, max(0, start - 256), start) is None
 
 
@@ -341,7 +467,7 @@ def _standalone_bearer_ok(match: re.Match[str]) -> bool:
     # Without an Authorization header in front, "bearer <word>" is often prose: only
     # redact values that look generated (long, with a digit).
     token = match.group("v")
-    return len(token) >= 16 and any("0" <= char <= "9" for char in token)
+    return len(token) >= 16 and any("0" <= char <= "9" for char in token) and not _is_stand_in(token)
 
 
 def _glued_ok(match: re.Match[str]) -> bool:
@@ -352,6 +478,15 @@ def _glued_ok(match: re.Match[str]) -> bool:
     if start == 0 or match.string[start - 1] not in "-_":
         return True
     return any("0" <= char <= "9" for char in match.group())
+
+
+# A number labelled as an id (`--trace-process-track-uuid=3190709044408466132`) is an id, whatever Luhn says.
+_ID_LABEL_BEFORE = re.compile(r"(?:id|uuid|guid)[\"']?[ \t]*[=:][ \t]*[\"']?\Z", _I)
+
+
+def _card_ok(match: re.Match[str]) -> bool:
+    start = match.start()
+    return _luhn_ok(match) and _ID_LABEL_BEFORE.search(match.string, max(0, start - 16), start) is None
 
 
 # Characters of an HTTP b64token (RFC 6750), the form bearer tokens take.
@@ -436,6 +571,7 @@ _AUTH_BEARER = _Rule(
     re.compile(_AUTH_HEADER + r"bearer[ \t]+(?P<v>" + _B64TOKEN + ")", _I),
     _anchors(b"authorization"),
     ("v",),
+    _value_ok("v"),
 )
 _STANDALONE_BEARER = _Rule(
     "bearer-token",
@@ -449,11 +585,17 @@ _AUTH_BASIC = _Rule(
     re.compile(_AUTH_HEADER + r"basic[ \t]+(?P<v>" + _B64TOKEN + ")", _I),
     _anchors(b"authorization"),
     ("v",),
+    _value_ok("v"),
+)
+# `password: str = "x"`, `token: Optional[str] = None`: a type annotation between a name and its value.
+_ANNOTATION = (
+    r"(?::[ \t]*[A-Za-z_][A-Za-z0-9_.]*(?:\[[^\]\n=]{0,80}\]|<[^>\n=]{0,80}>)?"
+    r"(?:[ \t]*\|[ \t]*[A-Za-z_][A-Za-z0-9_.]*(?:\[[^\]\n=]{0,80}\])?){0,4}[ \t]*(?==))?"
 )
 _ASSIGNMENT = _Rule(
     "secret",
     re.compile(
-        _ANCHORED_SECRET_KEY + r"\\?[\"']?[ \t]*[:=][ \t]*"
+        r"(?P<k>" + _ANCHORED_SECRET_KEY + r")\\?[\"']?[ \t]*" + _ANNOTATION + r"[:=][ \t]*"
         # `token: Bearer x`: the scheme word is not the secret, what follows is.
         r"(?:(?:bearer|basic|token)[ \t]+)?"
         r"(?:" + _QUOTED_VALUE + "|" + _BARE_VALUE + ")",
@@ -461,7 +603,38 @@ _ASSIGNMENT = _Rule(
     ),
     _anchors(b"passw", b"pwd", b"key", b"secret", b"token"),
     ("v1", "v2", "v3", "v4"),
-    _secret_value_ok,
+    _assignment_ok,
+)
+# Environment variables named for a secret: `GOOGLE_MAPS_KEY`, `GH_TOKEN`, `DB_PASSWORD`, `AWS_SECRET`.
+_ENV_SECRET_NAME = r"(?:[A-Z][A-Z0-9]*_)+(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)|TOKEN|SECRET|PASSWORD|PASSWD"
+# `..._KEY` names that hold no secret: a public key, a database's or a cache's key, a limit.
+_NOT_SECRET_QUALIFIERS = frozenset({"PUBLIC", "PUBLISHABLE", "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CACHE",
+                                    "MAX", "MIN", "NUM"})
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _env_name_start(text: str, offset: int) -> int:
+    """Start of the upper-case name (`GOOGLE_MAPS_KEY`) around the anchor at ``offset`` (at most 128
+    characters back), past digits and underscores that cannot start one."""
+    start = offset
+    while start > 0 and offset - start < 128 and text[start - 1] in _ENV_NAME_CHARS:
+        start -= 1
+    while start < offset and not "A" <= text[start] <= "Z":
+        start += 1
+    return start
+
+
+_ENV_ASSIGNMENT = _Rule(
+    "secret",
+    # `NAME=value` as a shell, a .env file or `docker -e` writes it: upper case, no space around "=",
+    # not a part of a longer name, an attribute (`env.KEY=`) or an expansion (`${KEY=x}`).
+    re.compile(
+        r"(?<![A-Za-z0-9_.$-])(?P<k>" + _ENV_SECRET_NAME + r")=(?:" + _QUOTED_VALUE + "|" + _BARE_VALUE + ")",
+        _A,
+    ),
+    _anchors(b"key", b"token", b"secret", b"passw", back=_env_name_start),
+    ("v1", "v2", "v3", "v4"),
+    _env_assignment_ok,
 )
 _URL_CREDENTIALS = _Rule(
     "secret",
@@ -469,6 +642,7 @@ _URL_CREDENTIALS = _Rule(
     re.compile(r"://[^\s/:@]*:(?P<v>[^\s/@]+)@", _A),
     _anchors(b"://"),
     ("v",),
+    _value_ok("v"),
 )
 _GOOGLE_API_KEY = _Rule(
     "google-api-key",
@@ -552,6 +726,8 @@ _URL_QUERY_KEY = _Rule(
     re.compile(r"[?&;]key=(?P<v>[^\s&#\"'<>;]+)", _I),
     _anchors(b"key=", back=lambda text, offset: max(0, offset - 1)),
     ("v",),
+    # An API key is made by a machine; `?key=title` sorts a list.
+    _value_ok("v", generated=True),
 )
 
 
@@ -626,7 +802,7 @@ _CARD_NUMBER = _Rule(
     ),
     _anchors(b"9" * 13, b"9999 9999", b"9999-9999"),
     (),
-    _luhn_ok,
+    _card_ok,
 )
 _PHONE = _Rule(
     "phone",
@@ -669,6 +845,7 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     _STANDALONE_BEARER,
     _AUTH_BASIC,
     _ASSIGNMENT,
+    _ENV_ASSIGNMENT,
     _PASSWORD_OPTION,
     _MYSQL_PASSWORD,
     _PW_ASSIGNMENT,
@@ -687,8 +864,16 @@ BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in _BUIL
 # Dict keys whose string value is a secret as a whole (`{"password": "two words"}`), the
 # structured counterpart of the assignment rule. Prefixes such as `db_` or `GITHUB_` are allowed.
 _SECRET_KEY_NAME = re.compile(r"(?:[A-Za-z0-9]+[_-])*" + _SECRET_KEY, _I)
+_ENV_SECRET_KEY_NAME = re.compile(_ENV_SECRET_NAME, _A)
 _AUTH_KEY_NAME = re.compile(r"(?:proxy-)?authorization", _I)
 _AUTH_VALUE = re.compile(r"(?P<scheme>[ \t]*(?P<name>[A-Za-z]+)[ \t]+)(?P<v>\S.*)", _A | re.DOTALL)
+
+
+def _names_secret(key: str) -> bool:
+    """Whether a mapping key (or a fact's attribute) names a secret: `password`, `db_token`, `GOOGLE_MAPS_KEY`."""
+    if _SECRET_KEY_NAME.fullmatch(key):
+        return True
+    return _ENV_SECRET_KEY_NAME.fullmatch(key) is not None and _secret_env_name(key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -860,7 +1045,7 @@ class Redactor:
                 return False
             for key, item in value.items():
                 if isinstance(key, str) and isinstance(item, str) and (
-                        _SECRET_KEY_NAME.fullmatch(key) or _AUTH_KEY_NAME.fullmatch(key)):
+                        _names_secret(key) or _AUTH_KEY_NAME.fullmatch(key)):
                     return False
                 if keys and isinstance(key, str):
                     parts.append(key)
@@ -909,7 +1094,7 @@ class Redactor:
     def _redact_entry(self, key: Any, value: Any, counts: Counter[str], keys: bool = False) -> Any:
         if not (self.enabled and isinstance(key, str) and isinstance(value, str)):
             return self._redact_value(value, counts, keys)
-        if _SECRET_KEY_NAME.fullmatch(key) and _is_secret_value(value) and not self._is_allowed(value):
+        if _names_secret(key) and _is_secret_value(value) and not self._is_allowed(value):
             counts["secret"] += 1
             return placeholder("secret")
         if _AUTH_KEY_NAME.fullmatch(key):
@@ -933,10 +1118,10 @@ class Redactor:
 def _secret_fact_value(value: dict[Any, Any]) -> str | None:
     """The ``value`` of a fact (``{"attribute": "password", "value": ...}``) that names a secret."""
     attribute, fact_value = value.get("attribute"), value.get("value")
-    if (isinstance(attribute, str) and isinstance(fact_value, str) and _SECRET_KEY_NAME.fullmatch(attribute.strip())
-            and _is_secret_value(fact_value)):
-        return fact_value
-    return None
+    if not (isinstance(attribute, str) and isinstance(fact_value, str)):
+        return None
+    name = attribute.strip()
+    return fact_value if _names_secret(name) and _is_secret_value(fact_value) else None
 
 
 def _unused_key(key: str, taken: Mapping[Any, Any]) -> str:
