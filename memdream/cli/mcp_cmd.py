@@ -37,7 +37,8 @@ def mcp(
     import os
 
     from memdream.errors import UsageError
-    from memdream.mcp.server import ServerOptions, serve
+    from memdream.mcp.serve import serve
+    from memdream.mcp.server import ServerOptions
 
     if scope is not None and not scope.strip():
         raise UsageError("--scope must name a project, not be empty")

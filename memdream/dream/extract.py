@@ -23,8 +23,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
-from memdream.dream.plan_update import writes_plan
 from memdream.injection import reads_like_instruction
+from memdream.memory.plan import writes_plan
 from memdream.memory.raw import event_hash
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import UNTRUSTED

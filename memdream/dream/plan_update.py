@@ -24,25 +24,12 @@ from typing import Any
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
 from memdream.harness import request
-from memdream.memory.plan import PlanItem
+from memdream.memory.plan import PlanItem, writes_plan
 from memdream.memory.refs import event_ref
-from memdream.memory.tags import TITLE_TAG, UNTRUSTED
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
-
-
-def writes_plan(event: dict[str, Any]) -> bool:
-    """Whether ``event`` may set the goal, the next actions or a done item."""
-    kind = event["kind"]
-    if UNTRUSTED in event.get("tags", ()):
-        return False
-    if kind == "note":
-        return TITLE_TAG in event.get("tags", ())  # a session's title: its goal when it has no other
-    if kind in ("plan", "goal"):
-        return event.get("actor", "agent") in ("user", "agent")
-    return kind == "outcome" and bool(event.get("ok"))
 
 
 def _ref(event: dict[str, Any]) -> list[str]:

@@ -39,7 +39,8 @@ from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import exclude as exclude_mod
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
-from memdream.ingest.adapters import ParseContext, adapters, detect, memdream_jsonl, memory_files
+from memdream.ingest.adapters import adapters, detect, memdream_jsonl, memory_files
+from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex
 from memdream.ingest.prepare import BAD, READY, Ready, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags

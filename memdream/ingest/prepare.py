@@ -20,7 +20,7 @@ import orjson
 from ahocorasick_rs import BytesAhoCorasick
 
 from memdream.errors import MemdreamError
-from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.adapters.memdream_jsonl import parse_line
 from memdream.ingest.salience import Hints, hints_for
 from memdream.ingest.sources import MAX_LINE_BYTES, too_long

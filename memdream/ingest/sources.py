@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, cast
 
 from memdream import clock
 from memdream.errors import InvalidInput, UsageError
-from memdream.ingest.adapters import ParseContext
+from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.validate import set_ingest_clock
 
 HEAD_BYTES = 8192

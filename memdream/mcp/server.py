@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memdream.errors import InvalidInput, MemdreamError
+from memdream.errors import InvalidInput
 from memdream.notes import AGENT, Fact, Remembered, mcp_session, note_event, plan_event, store
 
 CALL_LOG = "mcp.jsonl"
@@ -186,26 +186,3 @@ def _project_of(cwd: str | None) -> str | None:
     from memdream.memory.project import project_name
 
     return project_name(cwd) if cwd else None
-
-
-def serve(options: ServerOptions) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
-    try:
-        import mcp.server.mcpserver  # noqa: F401
-    except ImportError:
-        from memdream.mcp import INSTALL_HINT
-
-        raise MemdreamError(INSTALL_HINT) from None
-    from memdream.memory.lock import LOCK_WAIT_ENV
-
-    # record() waits for the writer lock as long as MEMDREAM_LOCK_WAIT says (ingest's 30 s by default):
-    # an agent must not hang that long behind a dream, so this process waits lock_wait.
-    os.environ[LOCK_WAIT_ENV] = f"{options.lock_wait:g}"
-    from memdream.mcp.protocol import build
-
-    build(MemoryTools(options)).run("stdio")
-    # The SDK's pydantic models make the interpreter's final garbage collection take ~2 s, and
-    # clients wait for the server to exit (then kill it): nothing left needs collecting.
-    import gc
-
-    gc.freeze()

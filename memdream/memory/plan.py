@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdream.memory.tags import TITLE_TAG, UNTRUSTED
+
 PLAN_KEY_ORDER = ("goal", "next", "done", "goals", "updated_at")
 
 
@@ -67,3 +69,16 @@ class Plan:
         if not goal and not self.goals:
             goal = self.goal
         return goal, [item for item in self.next if item.scope in (None, scope)]
+
+
+def writes_plan(event: dict[str, Any]) -> bool:
+    """Whether a raw ``event`` may set the goal, the next actions or a done item: the user and the
+    agent write the plan, never text a tool returned that reads like an order."""
+    kind = event["kind"]
+    if UNTRUSTED in event.get("tags", ()):
+        return False
+    if kind == "note":
+        return TITLE_TAG in event.get("tags", ())  # a session's title: its goal when it has no other
+    if kind in ("plan", "goal"):
+        return event.get("actor", "agent") in ("user", "agent")
+    return kind == "outcome" and bool(event.get("ok"))

@@ -17,7 +17,7 @@ from typing import Any
 
 from memdream import jsonio, schemas
 from memdream.harness import request
-from memdream.ingest.adapters import CUT_LINE_REASON, ParseContext
+from memdream.ingest.adapters.context import CUT_LINE_REASON, ParseContext
 from memdream.ingest.validate import calendar_valid, fast_valid, is_future, ts_problem
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, SIDECHAIN_TAG
 

@@ -56,8 +56,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import Event, add_tags, checked, compact, goal_before, project_tag
+from memdream.ingest.adapters.context import ParseContext
 from memdream.memory.project import project_name
 
 NAME = "aider"

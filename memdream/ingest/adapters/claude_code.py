@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdream.harness import is_own_words, own_words
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Clock,
     Event,
@@ -57,6 +56,7 @@ from memdream.ingest.adapters._common import (
     text_of,
     todo_items,
 )
+from memdream.ingest.adapters.context import ParseContext
 from memdream.memory.project import project_name
 from memdream.memory.tags import INTERRUPTED_TAG, SIDECHAIN_TAG, SUMMARY_TAG, SYNTHETIC_TAG, TITLE_TAG
 from memdream.toolcalls import command_line

@@ -42,7 +42,6 @@ from typing import Any
 
 from memdream.clock import parse_timestamp
 from memdream.harness import is_own_words, own_words
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Clock,
     Event,
@@ -61,6 +60,7 @@ from memdream.ingest.adapters._common import (
     text_of,
     todo_items,
 )
+from memdream.ingest.adapters.context import ParseContext
 from memdream.memory.project import project_name
 from memdream.memory.tags import SIDECHAIN_TAG, SUMMARY_TAG
 from memdream.toolcalls import command_line

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import Event, checked, head_lines, load_object, numbered
+from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.validate import DEFAULT_ACTOR, FIELDS
 
 NAME = "memdream"

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from memdream import clock
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import checked, project_tag
+from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.source_ids import safe_stem
 from memdream.memory.project import project_name
 from memdream.memory.tags import MEMORY_FILE_TAG

@@ -29,7 +29,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memdream import clock, jsonio
-from memdream.ingest.adapters import ParseContext
 from memdream.ingest.adapters._common import (
     Event,
     checked,
@@ -45,6 +44,7 @@ from memdream.ingest.adapters._common import (
     string,
     text_of,
 )
+from memdream.ingest.adapters.context import ParseContext
 from memdream.toolcalls import command_line
 
 NAME = "openai-chat"
