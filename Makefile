@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/opt_out_bench.py
 	$(BIN)/python bench/real_sessions.py
+	$(BIN)/python bench/redactions.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
