@@ -21,7 +21,6 @@ from memdream.memory import cardcache, locate
 from memdream.memory.create import init_memory
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import writer_lock
-from memdream.memory.store import Memory
 from tests.dream.generator import build, write
 from tests.gitutil import git
 
@@ -176,10 +175,16 @@ def test_recovery_gets_past_a_stale_index_lock_too(ingested: Path, tmp_path: Pat
     assert git(ingested, "rev-parse", "HEAD") != head and git(ingested, "status", "--porcelain") == ""
 
 
-def test_the_dream_pipeline_and_the_readers_share_one_journal_path(memory: Path) -> None:
-    from memdream.dream.pipeline import _journal
+def test_a_writers_journal_is_what_readers_check(memory: Path) -> None:
+    from memdream.errors import InterruptedDream
+    from memdream.memory import journal
 
-    assert _journal(Memory(memory)) == journal_path(memory)
+    written = journal.begin(memory, "run-1")
+    assert written == journal_path(memory) and journal.dream_pending(memory)
+    with pytest.raises(InterruptedDream):
+        journal.require_settled(memory)
+    journal.end(memory)
+    journal.require_settled(memory)
 
 
 # -- a full disk, a read-only memory ----------------------------------------------------------------

@@ -12,7 +12,6 @@ import copy
 import gc
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -43,15 +42,15 @@ from memdream.dream import state as state_mod
 from memdream.dream.keys import induced_keys
 from memdream.dream.metrics import Metrics, measure
 from memdream.dream.model import DreamContext
-from memdream.errors import GitError, InvalidMemory
-from memdream.memory import manifest_commit
+from memdream.errors import InvalidMemory
+from memdream.memory import journal, manifest_commit
 from memdream.memory import trailers as trailer
 from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
-from memdream.memory.journal import journal_path
-from memdream.memory.lock import lock_wait_seconds, writer_lock
-from memdream.memory.paths import ARCHIVE_DIR, AUDIT_DIR, CARDS_DIR, INDEX_FILE, PLAN_FILE
+from memdream.memory.journal import TRACKED, pause_for_tests
+from memdream.memory.lock import WRITER_WAIT_SECONDS, lock_wait_seconds, writer_lock
+from memdream.memory.paths import AUDIT_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
 from memdream.memory.refs import ref_of
 from memdream.memory.settings import Settings
@@ -59,8 +58,6 @@ from memdream.memory.store import Memory
 from memdream.progress import NO_PROGRESS, Progress
 from memdream.redact import Redactor
 
-TRACKED = [CARDS_DIR, ARCHIVE_DIR, PLAN_FILE, INDEX_FILE, AUDIT_DIR]
-LOCK_WAIT_SECONDS = 10.0  # from cron: when another writer is busy, exit 75 soon and run next time
 Stage = Callable[[DreamContext], None]
 # Order matters: corrections (verify) come before additions (admit).
 STAGES: dict[str, Stage] = {
@@ -129,44 +126,6 @@ class DreamReport:
             "deferred_episodes": len(self.deferred), "ingested": self.ingested,
             **({"explain": self.explained.to_dict()} if self.explained is not None else {}),
         }
-
-
-def _journal(memory: Memory) -> Path:
-    return journal_path(memory.root)  # the path readers check (memdream.memory.journal)
-
-
-def recover(memory: Memory) -> bool:
-    """Finish or undo a run that was killed; True when something had to be done."""
-    journal = _journal(memory)
-    if not journal.exists():
-        return False
-    data = json.loads(journal.read_text(encoding="utf-8"))
-    # A dream's commit names its run; a rollback's names its own id (memdream.review.rollback).
-    run_id, named_by = str(data.get("run", "")), str(data.get("trailer", trailer.RUN))
-    message = gitops.last_message_matching(memory.root, f"^{named_by}: {run_id}$") if run_id else None
-    if message is None:
-        gitops.restore_paths(memory.root, TRACKED)
-    # Either way the local state may not match HEAD any more: rebuild it from git and raw/.
-    state_mod.state_path(memory.paths.state).unlink(missing_ok=True)
-    journal.unlink()
-    return True
-
-
-def require_clean(memory: Memory) -> None:
-    """Refuse uncommitted changes to memory files (ingest's raw manifest waiting for the next
-    dream is bookkeeping, not a change: it is not looked at)."""
-    if not gitops.is_repo(memory.root):
-        raise GitError(f"{memory.root} is not a git repository (create memories with `memdream init`)")
-    if gitops.in_project(memory.root):  # staged is what the last dream wrote there: only a person's edits count
-        dirty = gitops.unstaged_paths(memory.root, [*TRACKED, "memdream.yaml"])
-        if dirty:
-            more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-            raise GitError(f"unstaged changes in {dirty[0]}{more}: stage (git add) or undo them before dreaming")
-        return
-    dirty = gitops.status_paths(memory.root, [*TRACKED, "memdream.yaml"])
-    if dirty:
-        more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-        raise GitError(f"uncommitted changes in {dirty[0]}{more}: commit or stash them before dreaming")
 
 
 def _segment_number(name: str) -> int:
@@ -273,13 +232,11 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
     ``progress``: where to show the stages as they run (a bar on a terminal; nothing by default).
     ``explain``: the report says what was admitted and why each other candidate was not (``explained``).
     """
-    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
+    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(WRITER_WAIT_SECONDS)):
         if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
-            from memdream.memory.journal import require_settled
-
-            require_settled(memory.root)
-        recovered = False if dry_run else recover(memory)
-        require_clean(memory)
+            journal.require_settled(memory.root)
+        recovered = False if dry_run else journal.recover(memory.root, memory.paths.state)
+        journal.require_clean(memory.root, "dreaming")
         try:
             return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress, explain)
         finally:
@@ -366,7 +323,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     if len(events) >= SPEED_SAMPLE:  # what --max-seconds turns into events next time
         state.seconds_per_event = (time.monotonic() - started) / len(events)
     state_mod.save(memory.paths.state, state)
-    _journal(memory).unlink(missing_ok=True)
+    journal.end(memory.root)
     return report
 
 
@@ -535,16 +492,6 @@ def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange],
     return measure(measured, fixed_bytes, fixed[1])
 
 
-def pause_for_tests() -> None:
-    """Crash tests kill the run here, between the file swap and the commit."""
-    marker = os.environ.get("MEMDREAM_TEST_PAUSE_BEFORE_COMMIT")
-    if marker:
-        Path(marker).touch()
-        import time
-
-        time.sleep(60)
-
-
 def _summary(report: DreamReport) -> str:
     counts = report.counts
     words = {"add": "added", "update": "updated", "supersede": "superseded", "merge": "merged",
@@ -573,8 +520,7 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, ra
                       commit_in_project: bool = False) -> str | None:
     """Write the changed files under the journal and commit them once, with ingest's waiting raw
     bookkeeping (``raw_pending``); in a project's repository only stage them unless asked."""
-    journal = _journal(memory)
-    yamlio.write_atomic(journal, json.dumps({"run": report.run_id, "started": ctx.now}))
+    journal.begin(memory.root, report.run_id, started=ctx.now)
     for change in report.changes:
         path = memory.root / change.path
         if change.action == "write":

@@ -22,6 +22,7 @@ from typing import Any
 from memdream import gitops
 from memdream.dream.model import AttributeStats, FactKey, KeyStats, normalize_name
 from memdream.memory import trailers as trailer
+from memdream.memory.paths import dream_state_path
 from memdream.yamlio import write_atomic
 
 STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source (last_run, optional, came later)
@@ -82,7 +83,7 @@ def attribute_stats(key_stats: dict[FactKey, KeyStats]) -> dict[str, AttributeSt
 
 
 def state_path(state_dir: Path) -> Path:
-    return state_dir / "dream" / "state.json"
+    return dream_state_path(state_dir)
 
 
 def load(state_dir: Path) -> DreamState | None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from memdream.errors import Busy, UsageError, from_os_error
 
 LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
+# How long a writer run from cron waits for another writer: soon exit 75, and run next time.
+WRITER_WAIT_SECONDS = 10.0
 # State folders whose writer lock this process holds: while it does, no other memdream writer runs
 # on that memory, so git's lock files there can only be a person's git or left by a killed run.
 _HELD: set[Path] = set()

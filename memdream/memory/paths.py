@@ -20,6 +20,11 @@ TYPE_OF_LAYER = {layer: card_type for card_type, layer in LAYER_OF_TYPE.items()}
 LAYERS = tuple(LAYER_OF_TYPE.values())
 
 
+def dream_state_path(state_dir: Path) -> Path:
+    """Dream's local state (checkpoint, key statistics) in the memory's ``.memdream/`` folder."""
+    return state_dir / "dream" / "state.json"
+
+
 @dataclass(frozen=True)
 class MemoryPaths:
     root: Path

@@ -9,7 +9,6 @@ was fixed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,14 @@ from typing import Any
 from memdream import gitops
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
-from memdream.dream.pipeline import LOCK_WAIT_SECONDS, TRACKED, pause_for_tests, recover, require_clean
 from memdream.errors import GitError, MemdreamError, UsageError
 from memdream.gitops import history
+from memdream.memory import journal
 from memdream.memory import trailers as trailer
-from memdream.memory.journal import journal_path, require_settled
-from memdream.memory.lock import lock_wait_seconds, writer_lock
+from memdream.memory.journal import TRACKED, pause_for_tests
+from memdream.memory.lock import WRITER_WAIT_SECONDS, lock_wait_seconds, writer_lock
 from memdream.memory.store import Memory
 from memdream.review.history import DreamRun, find_run, live_dreams, undone_runs
-from memdream.yamlio import write_atomic
 
 
 @dataclass
@@ -70,11 +68,12 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
     if gitops.in_project(memory.root):
         raise GitError(f"{memory.root} is a folder of the repository {gitops.project_top(memory.root)}: memdream "
                        "does not make commits on your branch there; undo a dream with git in that repository")
-    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(LOCK_WAIT_SECONDS)):
+    with writer_lock(memory.paths.state, wait_seconds=lock_wait_seconds(WRITER_WAIT_SECONDS)):
         if dry_run:  # writes nothing, so it cannot recover: it must not read half-written files
-            require_settled(memory.root)
+            journal.require_settled(memory.root)
         else:
-            recover(memory)  # a dream or rollback killed halfway: its files back as HEAD has them
+            # A dream or rollback killed halfway: its files come back as HEAD has them.
+            journal.recover(memory.root, memory.paths.state)
         undone_before = undone_runs(memory.root)
         if run is not None:
             chosen = _find_run(memory.root, run)
@@ -97,7 +96,7 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
             later = ", ".join(str(item.run) for item in undone[:-1])
             raise MemdreamError(f"later dream(s) built on run {undone[-1].run}: {later}; "
                                 "`--force` undoes them too, or roll back the later ones first")
-        require_clean(memory)
+        journal.require_clean(memory.root, "rolling back")
         result = RollbackResult(target, undone, dry_run, redream,
                                 files=[change.path for change in history.changes(memory.root, "HEAD", target, TRACKED)])
         if dry_run:
@@ -105,14 +104,13 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
         # Crash safety as a dream's: the journal first; a rollback killed before its commit is
         # undone by the next writer (the files come back as HEAD has them).
         rollback_id = f"{target[:12]}-{gitops.head_sha(memory.root)[:12]}"
-        journal = journal_path(memory.root)
-        write_atomic(journal, json.dumps({"run": rollback_id, "trailer": trailer.ROLLBACK_ID}))
+        journal.begin(memory.root, rollback_id, named_by=trailer.ROLLBACK_ID)
         gitops.restore_from(memory.root, target, TRACKED)
         pause_for_tests()
         result.commit = gitops.commit(memory.root, _subject(undone), _body(result),
                                       [*_trailers(result), (trailer.ROLLBACK_ID, rollback_id)], paths=TRACKED,
                                       allow_empty=True)
-        journal.unlink(missing_ok=True)
+        journal.end(memory.root)
         _update_ledger(memory, result.commit)
         return result
 
@@ -132,7 +130,7 @@ def _already_undone(memory: Memory, chosen: DreamRun, by: str, dry_run: bool, re
     result = RollbackResult(by, [chosen], dry_run, True, released_only=True)
     if dry_run:
         return result
-    require_clean(memory)
+    journal.require_clean(memory.root, "re-dreaming")
     result.commit = gitops.commit(
         memory.root, f"memdream rollback: dream run {chosen.run}'s events again",
         "The events this run consumed wait for the next dream.",
