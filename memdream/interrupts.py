@@ -3,9 +3,15 @@
 Starting takes ~0.2 s (typer, building the command); a KeyboardInterrupt there would surface as a
 traceback from whatever module was loading, far from any handler. Nothing is under way yet, so the
 first handler writes the line and exits at once; memdream/__init__.py installs it, the first of
-memdream's modules that the ``memdream`` script and ``python -m memdream`` run. While a command runs,
-Ctrl-C raises KeyboardInterrupt as usual, so that locks, temporary files and journals are released
-by their ``finally`` blocks before the CLI's error handler prints the same line.
+memdream's modules that the ``memdream`` script and ``python -m memdream`` run.
+
+While a command runs, Ctrl-C raises KeyboardInterrupt as usual, so that locks, temporary files and
+journals are released by their ``finally`` blocks before the CLI's error handler prints the same line;
+except inside Python's import machinery (commands import their heavy modules when they need them),
+where a KeyboardInterrupt is swallowed ("Exception ignored in ...", with a traceback) or turned into
+another error: there the process exits at once too (an import holds none of memdream's files; dream
+and ingest are safe against a kill at any point). Once the command is done, Ctrl-C is ignored: what
+is left is the interpreter's shutdown, and the command's own exit code is the right one.
 
 Only the interpreter's own start, before memdream's first line, is out of reach.
 """
@@ -24,6 +30,7 @@ from memdream.errors import EXIT_INTERRUPTED
 INTERRUPTED_LINE = b"memdream: interrupted\n"
 # Tests start memdream and interrupt it the moment this file appears (the handler is in place).
 STARTED_MARKER_ENV = "MEMDREAM_TEST_STARTED_MARKER"
+_IMPORT_MACHINERY = "<frozen importlib._bootstrap"  # and _bootstrap_external
 
 
 def launched_as_command_line() -> bool:
@@ -40,6 +47,15 @@ def exit_at_once(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def raise_unless_importing(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C while a command runs: KeyboardInterrupt, so that cleanup runs; inside an import, exit at once."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_IMPORT_MACHINERY):
+            exit_at_once(signum, frame)
+        frame = frame.f_back
+    raise KeyboardInterrupt
+
+
 def install_at_start() -> None:
     """The start-up handler, in memdream's command line only."""
     if not launched_as_command_line():
@@ -52,13 +68,26 @@ def install_at_start() -> None:
 
 @contextmanager
 def raising_keyboard_interrupt() -> Iterator[None]:
-    """While a command runs: Ctrl-C raises KeyboardInterrupt, so that cleanup runs; then back to exiting
-    at once (rendering is done, the process is only closing)."""
-    if signal.getsignal(signal.SIGINT) is not exit_at_once:
+    """While a command runs: Ctrl-C raises KeyboardInterrupt (see :func:`raise_unless_importing`); then it
+    is ignored (the command is done: rendering and shutdown are left)."""
+    if signal.getsignal(signal.SIGINT) is not exit_at_once:  # not the command line: Ctrl-C is the host's
         yield
         return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, raise_unless_importing)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, exit_at_once)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is a KeyboardInterrupt turned into another error on its way up (a class body's
+    ``__set_name__``, a generator closing): its cause or context chain holds one."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

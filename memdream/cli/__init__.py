@@ -75,7 +75,7 @@ class MemdreamGroup(TyperGroup):
         return lighten(super().get_help_option(ctx))
 
     def invoke(self, ctx: Any) -> Any:
-        from memdream.interrupts import raising_keyboard_interrupt
+        from memdream.interrupts import interrupted, raising_keyboard_interrupt
 
         try:
             with raising_keyboard_interrupt():
@@ -88,6 +88,8 @@ class MemdreamGroup(TyperGroup):
         except Exception as error:  # memdream's errors, disk full, read-only; a bug is one line too
             if debug() or _is_control_flow(error):
                 raise
+            if interrupted(error):
+                fail("interrupted", EXIT_INTERRUPTED)
             known = known_error(error)
             if known is None:
                 fail(f"internal error: {type(error).__name__}: {error} (set {DEBUG_ENV}=1 for a traceback)",
