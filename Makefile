@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck bench clean
+.PHONY: demo test check lint typecheck bench sample clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# sample-memory/ is what dream makes of sample-memory/logs; regenerate it when dream changes.
+sample: $(STAMP)
+	$(BIN)/python scripts/make_sample_memory.py
 
 check: lint typecheck test
 

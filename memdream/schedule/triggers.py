@@ -287,7 +287,8 @@ def count_conflicts(memory: Memory) -> tuple[int, str]:
     return sum(1 for item in load_cards(memory, include_archive=False) if item.card.status == CONFLICTING), "cards"
 
 
-_INDEX_CONFLICT = re.compile(r"^- \[[^\]]+\]\([^)]+\) \(conflicting\) ", re.MULTILINE)  # memdream.dream.index_file._line
+# An INDEX.md line of a conflicting card, as memdream.dream.index_file._line writes it.
+_INDEX_CONFLICT = re.compile(r"^- \[[^\]]+\]\([^)]+\) \(conflicting\) ", re.MULTILINE)
 
 
 def _index_conflicts(memory: Memory) -> int | None:
