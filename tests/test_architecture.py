@@ -118,3 +118,16 @@ def test_every_stage_of_the_pipeline_is_known_here() -> None:
 
     modules = {stage.__module__.rsplit(".", 1)[-1] for stage in STAGES.values()}
     assert modules == DREAM_STAGES
+
+
+# What the memory model may lean on: the bottom of the house (and git, where a memory is a repository).
+MEMORY_MAY_IMPORT = frozenset({"memdream", "memdream.errors", "memdream.schemas", "memdream.yamlio", "memdream.jsonio",
+                               "memdream.clock", "memdream.gitops"})
+
+
+def test_the_memory_model_is_the_bottom_of_the_house() -> None:
+    graph = import_graph()
+    upward = sorted((name, target) for name, targets in graph.items() if name.startswith("memdream.memory")
+                    for target in targets
+                    if not target.startswith("memdream.memory") and target not in MEMORY_MAY_IMPORT)
+    assert upward == []
