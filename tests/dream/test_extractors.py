@@ -231,6 +231,8 @@ def test_settings_have_the_learning_defaults() -> None:
     "Please use the new client for this.",
     "This is not acceptable.",
     "Don't stop.",  # talk about the moment
+    "Don't touch the config, I'll fix it myself.",
+    "Don't commit, I want to review first.",
     "Please don't worry about the warnings.",
 ])
 def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
@@ -243,6 +245,7 @@ def test_one_time_requests_are_no_standing_instructions(sentence: str) -> None:
     "Make sure you always run the linter before pushing.",
     "I'd rather have small commits.",
     "TODOs are not acceptable, the implementation must be complete.",
+    "don't hard code the roles, i want the roles to be determined by the domain of the project",  # rule, then how
 ])
 def test_rules_are_standing_instructions(sentence: str) -> None:
     assert instructions.classify(sentence) in ("instruction", "preference")

@@ -142,10 +142,28 @@ def classify(sentence: str) -> str | None:
         return "instruction"  # "TODOs are not acceptable": a rule about the work, said as a fact
     if _PROHIBITION.match(sentence):
         short = len(sentence.split()) <= MAX_RULE_WORDS and not _THIS_TASK.search(sentence)
-        return "instruction" if standing or (short and not _CHATTER.match(sentence)) else None
+        if _CHATTER.match(sentence):
+            return "instruction" if standing else None
+        return "instruction" if standing or short or _rule_with_its_reason(sentence) else None
     if _INSTRUCTION.match(sentence) and standing:  # make sure, remember to, please use, stop: with "always" & co
         return "instruction"
     return None
+
+
+# After a short "Don't X,": the way it should be instead, or why; not a plan for the task at hand.
+_REASON = re.compile(r"^(?:i|we) (?:want|need|prefer|'d rather)\b|^(?:instead|rather|because|since|as|so that|"
+                     r"use|it|they|each|every|all)\b", re.IGNORECASE)
+_WHEN = re.compile(r"\b(?:until|yet|for now|right now|this time|today|first|then|after|before|later|again)\b",
+                   re.IGNORECASE)
+
+
+def _rule_with_its_reason(sentence: str) -> bool:
+    """ "Don't hard code the roles, I want them to follow the project's domain": a short prohibition
+    that names no task at hand, then says how it should be instead or why, with no moment in it."""
+    rule, separator, rest = sentence.partition(",")
+    rest = rest.strip()
+    return bool(separator and rest and len(rule.split()) <= MAX_RULE_WORDS and not _THIS_TASK.search(rule)
+                and _REASON.match(rest) and not _WHEN.search(rest))
 
 
 def scope_for(sentence: str, project: str | None) -> str | None:
