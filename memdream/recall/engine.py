@@ -3,8 +3,11 @@ budget), then the cards that answer a query, then (as a fallback, for the rest o
 cut to the part that matches, within a byte budget (docs/recall.md).
 
 A :class:`Recaller` loads the index once and answers many queries (``--queries``); :func:`recall`
-answers one. Recall never writes a tracked file: it appends to .memdream/usage.jsonl and keeps its
-index cache under .memdream/cache/recall/.
+answers one. It is the one composer of every context memdream gives an agent: ``memdream recall`` and the
+MCP server's recall tool with the :data:`~memdream.recall.policy.RECALL` policy, ``memdream context`` (the
+SessionStart hook, ``--export``) with :data:`~memdream.recall.policy.SESSION_START`, which has no question
+(memdream.integrations.startup frames it). Recall never writes a tracked file: it appends to
+.memdream/usage.jsonl and keeps its index cache under .memdream/cache/recall/.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.clock import format_timestamp, now, parse_timestamp
 from memdream.errors import UsageError
-from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, CONFLICTING, STATUSES
+from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, STATUSES
 from memdream.memory.card import INACTIVE_STATUSES as INACTIVE
 from memdream.memory.factkey import FactKey, normalize_value
 from memdream.memory.paths import MemoryPaths
@@ -24,6 +27,7 @@ from memdream.memory.refs import ref_of as event_ref
 from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
 from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
+from memdream.recall.policy import MAX_MISSES, RECALL, Policy
 from memdream.recall.rank import (
     RawRanker,
     StaticScores,
@@ -45,6 +49,7 @@ from memdream.recall.render import (
     Budget,
     Item,
     card_text,
+    cut,
     plan_text,
     plan_within,
     raw_text,
@@ -56,10 +61,6 @@ if TYPE_CHECKING:
     from memdream.memory.store import Memory
 
 MIN_BUDGET = 64
-# Below this much room the context is full: no line is that short.
-MIN_LINE = 24
-# After this many candidates in a row did not fit, the rest will not either.
-MAX_MISSES = 48
 # Raw scores can reach 1 + the episode share; reported scaled into [0, 1].
 RAW_SCORE_SCALE = 1.3
 # At most this many withheld superseded raw events are listed in the JSON output (the best-ranked).
@@ -200,18 +201,20 @@ def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
 
 
 class Recaller:
-    """The loaded index of one memory, ready to answer queries with fixed options.
+    """The loaded index of one memory, ready to compose contexts with fixed options and ``policy``
+    (memdream.recall.policy: what comes first, in how much of the budget, what fills the rest).
 
     ``memory`` is a :class:`Memory` or its root folder; with a folder and a warm cache, neither
     YAML nor the schemas are imported.
     """
 
-    def __init__(self, memory: Memory | Path, options: RecallOptions | None = None) -> None:
+    def __init__(self, memory: Memory | Path, options: RecallOptions | None = None, policy: Policy = RECALL) -> None:
         self._memory: Memory | None = None
         if isinstance(memory, (str, Path)):
             self.paths = MemoryPaths(Path(memory))
         else:
             self._memory, self.paths = memory, memory.paths
+        self.policy = policy
         self.options = options or RecallOptions()
         self.options.check()
         self.meta = load_meta(self.paths, self.memory)
@@ -222,8 +225,8 @@ class Recaller:
         self.subject = compact_name(self.options.subject) if self.options.subject else None
         self.now = now()
         self.cards: CardIndex = index_mod.load_card_index(self.paths, self.memory)
-        self.static = StaticScores(self.cards, self.meta.weights, self.now.timestamp(), self.meta.half_life_days,
-                                   counts_at(self.paths) if len(self.cards) else {})
+        self._docs: dict[int, CardDoc] = {}
+        self.static = self._static_scores()
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
         self._candidates: list[Item] | None = None  # the raw items of the query being answered
@@ -233,13 +236,37 @@ class Recaller:
         self.usage = UsageLog(self.paths)
         self.explain_memo: dict[str, Any] = {}  # what ranking computed that --explain reuses (recall.explain)
         instructions = [self.cards.doc(number) for number in self.cards.resident]
-        names_projects = self._names_projects(instructions)
-        self.scope = self._scope(names_projects)
-        # No scope known in a memory that names projects: a project's plan items and instructions are
-        # shown only when they match the query (memdream.recall.resident).
-        self.open_scope = self.scope is None and names_projects
+        # A project the memory knows nothing of gets nothing (Policy.strict_scope).
+        self.unknown_scope = False
+        if policy.strict_scope:
+            self.scope, self.unknown_scope = self._strict_scope()
+            self.open_scope = False
+        else:
+            names_projects = self._names_projects(instructions)
+            self.scope = self._scope(names_projects)
+            # No scope known in a memory that names projects: a project's plan items and instructions are
+            # shown only when they match the query (memdream.recall.resident).
+            self.open_scope = self.scope is None and names_projects
         self.plan = self.meta.plan_parts(self.scope)
         self.resident = self._resident(instructions)
+
+    def _static_scores(self) -> StaticScores:
+        """Recall's query-independent scores; with a stable policy at the memory's own clock (its newest
+        active card) and with the reference counts the cards hold: neither the wall clock nor the usage
+        log moves them."""
+        meta, cards = self.meta, self.cards
+        if self.policy.stable:
+            newest = max((cards.epochs[number] for number, flag in enumerate(cards.active) if flag), default=0.0)
+            return StaticScores(cards, meta.weights, newest, meta.half_life_days, {})
+        return StaticScores(cards, meta.weights, self.now.timestamp(), meta.half_life_days,
+                            counts_at(self.paths) if len(cards) else {})
+
+    def doc(self, number: int) -> CardDoc:
+        """Card ``number``, unpickled once: a context with no question looks at a card more than once."""
+        found = self._docs.get(number)
+        if found is None:
+            found = self._docs[number] = self.cards.doc(number)
+        return found
 
     def _names_projects(self, instructions: list[CardDoc]) -> bool:
         """Whether the plan or a standing instruction belongs to some projects only."""
@@ -266,6 +293,22 @@ class Recaller:
         # A folder the memory knows nothing of (cron's, a scratch folder) is no scope.
         instructions = (self.cards.doc(number) for number in self.cards.resident)
         return found if scope_key(found) in known_scopes(self.meta.plan_data, instructions) else None
+
+    def _strict_scope(self) -> tuple[str | None, bool]:
+        """The scope of a strict policy, and whether the memory knows nothing of it: the scope asked for;
+        else the folder's project whenever the memory names some project (in its plan or any card), known
+        or not. A memory that names no project knows every one (all it holds applies everywhere)."""
+        from memdream.recall.resident import GLOBAL_SCOPE, current_project, is_scoped, known_scopes, scope_key
+
+        active = [number for number, flag in enumerate(self.cards.active) if flag]
+        scope = self.options.scope.strip() if self.options.scope is not None else None
+        if scope is None and self.options.cwd is not None and (
+                self.meta.scoped_plan or any(is_scoped(self.doc(number)) for number in active)):
+            scope = current_project(self.options.cwd)
+        if scope is None:
+            return None, False
+        known = known_scopes(self.meta.plan_data, (self.doc(number) for number in active))
+        return scope, bool(known - {GLOBAL_SCOPE}) and scope_key(scope) not in known
 
     def _resident(self, instructions: list[CardDoc]) -> list[CardDoc]:
         """The standing instructions of the scope that pass the filters, best first (with no scope known,
@@ -300,13 +343,6 @@ class Recaller:
             return False
         return self.since is None or epoch >= self.since
 
-    def _conflict_partners(self, doc: CardDoc) -> list[CardDoc]:
-        """``doc`` and every other active card of its fact key that is marked conflicting."""
-        assert doc.key is not None
-        others = (self.cards.doc(number) for number in self.cards.shared_keys.get(doc.key, []))
-        return [doc] + sorted((other for other in others if other.status == CONFLICTING and other.id != doc.id),
-                              key=lambda other: other.id)
-
     def _card_items(self, query: str, resident: set[str]) -> Iterator[Item]:
         """Cards that answer the query well enough (:meth:`_answers`), as items, best first: one per fact
         key, one per single raw source; none of the ``resident`` ones (already shown)."""
@@ -334,8 +370,7 @@ class Recaller:
                 if doc.key in keys:
                     continue
                 keys.add(doc.key)
-                if doc.status == CONFLICTING:
-                    partners = self._conflict_partners(doc)
+                partners = self.cards.conflict_partners(doc)
             if len(doc.evidence) == 1:
                 if doc.evidence[0] in single_sources:
                     continue  # another card already stands on this one event
@@ -420,11 +455,11 @@ class Recaller:
                               words=matched_terms(event, query_tokens), refit=refit))
         return found
 
-    def _raw_candidates(self, query: str) -> list[Item]:
-        """The raw items for ``query`` (computed once per query), near-duplicates collapsed to their
-        newest (rank.collapse)."""
+    def _raw_candidates(self, query: str, budget: int) -> list[Item]:
+        """The raw items for ``query`` in ``budget`` bytes (computed once per query), near-duplicates
+        collapsed to their newest (rank.collapse)."""
         if self._candidates is None:
-            found = self._raw_items(query, limit=self.budget // RAW_CANDIDATES + RAW_CANDIDATES - 8)
+            found = self._raw_items(query, limit=budget // RAW_CANDIDATES + RAW_CANDIDATES - 8)
             shown = [frozenset(tokenize(item.text.split(": ", 1)[-1])) for item in found]
             self._candidates = [found[place] for place in collapse(len(found), shown.__getitem__,
                                                                    lambda place: found[place].epoch)]
@@ -481,17 +516,23 @@ class Recaller:
         return open_plan(self.meta.plan_data, frozenset(tokenize(query)))
 
     def _add_plan(self, budget: Budget, items: list[Item], query: str, share: int) -> int:
-        """The plan of the scope, first, within the resident share (never cut below PLAN_FLOOR bytes):
-        the goal, then the next actions that fit. The bytes it took."""
+        """The plan of the scope, first: within the resident share (never cut below PLAN_FLOOR bytes), the
+        goal, then the next actions that fit; or, when the policy keeps it out of the share, whole while it
+        fits the budget, else cut at its end. The bytes it took of the share."""
         goal, next_items = self._plan_parts(query)
         if not (goal.strip() or next_items):
             return 0
-        text = plan_within(goal, next_items, min(budget.room, max(share, PLAN_FLOOR)))
+        if self.policy.plan_in_share:
+            text = plan_within(goal, next_items, min(budget.room, max(share, PLAN_FLOOR)))
+        else:
+            text = plan_text(goal, next_items)
+            if not budget.fits(text):
+                text = cut(text, budget.room - 1)
         if not text:
             return 0
         budget.add(text)
         items.append(Item(source="plan", id="plan", text=text))
-        return Budget.cost(text)
+        return Budget.cost(text) if self.policy.plan_in_share else 0
 
     def _add_resident(self, budget: Budget, items: list[Item], cited: set[str], share: int) -> None:
         """The scope's standing instructions, best first, while they fit in what the plan left of the
@@ -499,7 +540,7 @@ class Recaller:
         smaller one may still."""
         spent = 0
         for doc in self.resident:
-            if min(share - spent, budget.room) < MIN_LINE:
+            if min(share - spent, budget.room) < self.policy.min_line:
                 break
             item = Item(source="card", id=doc.id, type=doc.type, status=doc.status, ts=doc.ts,
                         text=card_text(doc), evidence=list(doc.evidence), resident=True)
@@ -510,37 +551,53 @@ class Recaller:
                 cited.update(item.evidence)
 
     # -- the whole recall --------------------------------------------------------------------------
-    def recall(self, query: str) -> RecallResult:
-        budget = Budget(self.budget)
+    def recall(self, query: str, limit: int | None = None) -> RecallResult:
+        """The context for ``query`` ("" for a policy without one) in ``limit`` bytes (default: the
+        Recaller's budget; a caller that frames the context, with a header, leaves the frame's room out)."""
+        budget = Budget(self.budget if limit is None else limit)
         self.withheld = []
         self._candidates, self._raw_best, self._first = None, None, None
         items: list[Item] = []
+        if self.unknown_scope:  # what the memory learned was learned elsewhere: nothing of it applies
+            return RecallResult(query=query, budget=budget.limit, context="", items=items)
         # Resident items (the plan, then the instructions) take at most their share of the budget:
         # the rest is the query's, for the cards that answer it or the raw events that do.
-        share = int(self.budget * self.meta.resident_share)
+        share = int(budget.limit * max(self.meta.resident_share, self.policy.min_resident_share))
         spent = self._add_plan(budget, items, query, share)
         cited: set[str] = set()
         self._add_resident(budget, items, cited, share - spent)
-        shown_before = len(items)
-        resident = {item.id for item in items if item.resident}
-        overflow = self._fill(budget, self._card_items(query, resident), items, cited)
-        if overflow is None and not self.options.cards_only and budget.room >= MIN_LINE:
-            first = len(items)
-            overflow = self._fill(budget, iter(self._raw_candidates(query)), items, cited)
-            self._newest_first(budget, items, first)
-        if len(items) == shown_before and overflow is not None and budget.room >= MIN_LINE:
-            if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
-                items.append(overflow)
+        if self.policy.by_query:
+            self._add_answers(budget, items, cited, query)
+        else:
+            from memdream.recall.standing import standing_items
+
+            self._fill(budget, standing_items(self, {item.id for item in items if item.resident}), items, cited)
         # Resident cards are shown whatever the query: counting them would add references on every
         # recall, which say nothing of their use.
-        self.usage.append(format_timestamp(self.now), query,
-                          [item.id for item in items if item.source == "card" and not item.resident])
+        if self.policy.count_use:
+            self.usage.append(format_timestamp(self.now), query,
+                              [item.id for item in items if item.source == "card" and not item.resident])
         if self.options.explain:
             from memdream.recall.explain import explain_items
 
             explain_items(self, query, items)
-        return RecallResult(query=query, budget=self.budget, context=budget.context, items=items,
+        return RecallResult(query=query, budget=budget.limit, context=budget.context, items=items,
                             withheld=self.withheld)
+
+    def _add_answers(self, budget: Budget, items: list[Item], cited: set[str], query: str) -> None:
+        """The cards that answer ``query``, then raw events in the room they leave; when not one of them
+        fits, the best of them cut to the room left."""
+        shown_before = len(items)
+        resident = {item.id for item in items if item.resident}
+        overflow = self._fill(budget, self._card_items(query, resident), items, cited)
+        min_line = self.policy.min_line
+        if overflow is None and not self.options.cards_only and budget.room >= min_line:
+            first = len(items)
+            overflow = self._fill(budget, iter(self._raw_candidates(query, budget.limit)), items, cited)
+            self._newest_first(budget, items, first)
+        if len(items) == shown_before and overflow is not None and budget.room >= min_line:
+            if budget.add_cut(overflow):  # the last resort: part of the best item rather than nothing
+                items.append(overflow)
 
     @staticmethod
     def _newest_first(budget: Budget, items: list[Item], first: int) -> None:
@@ -555,8 +612,7 @@ class Recaller:
         items[first:] = [shown[place] for place in order]
         budget.blocks[len(budget.blocks) - len(shown):] = [blocks[place] for place in order]
 
-    @staticmethod
-    def _fill(budget: Budget, candidates: Iterator[Item], items: list[Item], cited: set[str]) -> Item | None:
+    def _fill(self, budget: Budget, candidates: Iterator[Item], items: list[Item], cited: set[str]) -> Item | None:
         """Add candidates in rank order while they fit; the first that did not fit, or None if all did.
 
         Raw items already cited by a shown card are skipped (no two items from one source). A raw item
@@ -565,8 +621,9 @@ class Recaller:
         """
         first_miss: Item | None = None
         misses = 0
+        min_line, max_misses = self.policy.min_line, self.policy.max_misses
         for item in candidates:
-            if budget.room < MIN_LINE or misses >= MAX_MISSES:
+            if budget.room < min_line or misses >= max_misses:
                 first_miss = first_miss or item
                 break
             if item.source == "raw" and item.id in cited:

@@ -170,6 +170,15 @@ class CardIndex:
     def doc(self, number: int) -> CardDoc:
         return CardDoc(*pickle.loads(self.blob[self.bounds[number]:self.bounds[number + 1]]))
 
+    def conflict_partners(self, doc: CardDoc) -> list[CardDoc]:
+        """``doc`` and every other active card of its fact key marked conflicting (by id): the values
+        shown together as one conflict; ``doc`` alone when it is not conflicting."""
+        if doc.status != CONFLICTING or doc.key is None:
+            return [doc]
+        others = (self.doc(number) for number in self.shared_keys.get(doc.key, []))
+        return [doc] + sorted((other for other in others if other.status == CONFLICTING and other.id != doc.id),
+                              key=lambda other: other.id)
+
 
 @dataclass
 class SegmentIndex:
