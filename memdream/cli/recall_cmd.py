@@ -99,13 +99,9 @@ def recall(
 
 
 def _answer(root: Path, query: str, options: RecallOptions, output: DataFormat) -> None:
-    from memdream.recall.engine import Recaller
+    from memdream.recall import engine
 
-    recaller = Recaller(root, options)
-    try:
-        result = recaller.recall(query)
-    finally:
-        recaller.close()
+    result = engine.recall(root, query, options)
     if output is DataFormat.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     elif options.explain:

@@ -96,18 +96,14 @@ class MemoryTools:
 
     # -- reading ---------------------------------------------------------------------------------
     def recall(self, query: str, budget: int | None = None, session: str | None = None) -> RecallAnswer:
-        from memdream.recall.engine import Recaller, RecallOptions
+        from memdream.recall.engine import RecallOptions, recall
 
         if not query.strip():
             raise InvalidInput("recall needs a query")
         options = RecallOptions(budget=budget, scope=self.options.scope, cwd=self.options.cwd)
         options.check()
         self._settled()
-        recaller = Recaller(self.root, options)
-        try:
-            result = recaller.recall(query)
-        finally:
-            recaller.close()
+        result = recall(self.root, query, options)
         cards = [item.id for item in result.items if item.source == "card"]
         self._log("recall", session, cards=cards)
         return RecallAnswer(result.context, cards, result.budget)
