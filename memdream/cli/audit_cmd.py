@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 from memdream.errors import UsageError
 from memdream.memory import trailers as trailer
 
@@ -46,27 +47,16 @@ def audit(
         from memdream.review.verify import verify_memory
 
         result = verify_memory(root)
-        _render_verify(result, output)
+        emit(result, output, _render_verify)
         if not result.ok:
             raise typer.Exit(1)
         return
     from memdream.review.provenance import audit_card
 
-    trail = audit_card(root, card_id or "")
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(trail.to_dict())
-        return
-    _render_audit(trail)
+    emit(audit_card(root, card_id or ""), output, _render_audit)
 
 
-def _render_verify(result: VerifyResult, output: DataFormat) -> None:
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-        return
+def _render_verify(result: VerifyResult) -> None:
     for problem in sorted(result.problems):
         sys.stdout.write(f"{problem.path}: {problem.message}\n")
     for notice in result.notices:

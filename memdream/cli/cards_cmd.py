@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 from memdream.memory.card import ARCHIVED, SUPERSEDED
 
 if TYPE_CHECKING:
-    from memdream.memory.card import Card
+    from memdream.memory.query import ListedCard
+    from memdream.review.provenance import RawEventView
 
 
 def cards(
@@ -39,23 +40,20 @@ def cards(
     """
     from memdream.memory.journal import require_settled
     from memdream.memory.query import CardFilter, list_cards
-    from memdream.render import print_json
 
     root = memory_root(memory)
     require_settled(root)
     listed = list_cards(root, CardFilter(card_type, status, subject, archived or bool(
         status in (SUPERSEDED, ARCHIVED))))
-    if output is DataFormat.json:
-        print_json([{**item.card.to_dict(), "path": item.path} for item in listed])
-        return
-    _render_table([item.card for item in listed])
+    emit(listed, output, _render_table)
 
 
-def _render_table(found: list[Card]) -> None:
+def _render_table(listed: list[ListedCard]) -> None:
     """One line per card; the statement's first line is cut to the terminal width."""
     from memdream.render import stdout_console
 
     console = stdout_console()
+    found = [item.card for item in listed]
     if not found:
         console.print("No cards match.")
         return
@@ -86,37 +84,32 @@ def show(
 
     Refuses (exit 1) while an interrupted dream is pending: run `memdream dream` to recover.
     """
-    import sys
-
-    from memdream import yamlio
     from memdream.memory.journal import require_settled
     from memdream.memory.query import find_card
-    from memdream.render import print_json
 
     root = memory_root(memory)
     require_settled(root)
     if card_id.startswith("log://"):
-        _show_event(root, card_id, output)
-        return
-    item = find_card(root, card_id)
-    if output is DataFormat.json:
-        print_json({**item.card.to_dict(), "path": item.path})
-        return
+        from memdream.review.provenance import show_event
+
+        emit(show_event(root, card_id), output, _render_event)
+    else:
+        emit(find_card(root, card_id), output, _render_card)
+
+
+def _render_card(item: ListedCard) -> None:
+    import sys
+
+    from memdream import yamlio
+
     sys.stdout.write(f"# {item.path}\n{yamlio.dumps(item.card.to_dict())}")
 
 
-def _show_event(root: Path, ref: str, output: DataFormat) -> None:
-    """One raw event: JSON (pretty in text mode), where it is stored, its hash checks, who cites it."""
+def _render_event(view: RawEventView) -> None:
+    """One raw event: its JSON (pretty), where it is stored, its hash checks, who cites it."""
     import json
     import sys
 
-    from memdream.render import print_json
-    from memdream.review.provenance import show_event
-
-    view = show_event(root, ref)
-    if output is DataFormat.json:
-        print_json(view.to_dict())
-        return
     stored = view.stored
     sys.stdout.write(
         f"# {stored.ref}\n# raw/segments/{stored.segment} line {stored.line}\n"

@@ -1,4 +1,4 @@
-"""memdream dream."""
+"""memdream dream (and --if-needed: the triggers' decision, then the dream's report)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.dream.budget import DreamBudget
     from memdream.dream.explain import Explanation, NotAdmitted
     from memdream.dream.pipeline import DreamReport
+    from memdream.schedule.triggers import Decision, IfNeededResult
 
 
 def dream(
@@ -62,23 +64,18 @@ def dream(
         raise UsageError("--max-events and --max-seconds take a positive number")
     options = {"extractor": extractor, "commit_in_project": commit, "budget": _budget(max_events, max_seconds),
                "explain": explain}
-    if if_needed:  # the triggers decide (no dream stage imported unless one runs); rendered by `schedule`'s module
-        from memdream.cli.schedule_cmd import render_if_needed
+    if if_needed:  # the triggers decide (no dream stage imported unless one runs)
         from memdream.schedule.triggers import dream_if_needed
 
         result = dream_if_needed(Memory(memory_root(memory)), dry_run=dry_run, **options)
-        render_if_needed(result, output, _render)
+        emit(result, output, _render_if_needed)
         return
     from memdream.dream.pipeline import dream as run_dream
     from memdream.progress import Progress, terminal_output
-    from memdream.render import print_json
 
     shown = Progress.for_output(terminal_output(output is DataFormat.json))
     report = run_dream(Memory(memory_root(memory)), dry_run=dry_run, progress=shown, **options)  # type: ignore[arg-type]
-    if output is DataFormat.json:
-        print_json(report.to_dict())
-    else:
-        _render(report)
+    emit(report, output, _render)
 
 
 def _budget(max_events: int | None, max_seconds: float | None) -> DreamBudget | None:
@@ -87,6 +84,23 @@ def _budget(max_events: int | None, max_seconds: float | None) -> DreamBudget | 
     from memdream.dream.budget import DreamBudget
 
     return DreamBudget(max_events, max_seconds)
+
+
+def _render_if_needed(result: IfNeededResult) -> None:
+    """The decision and each trigger, then the dream's own report when one ran."""
+    from memdream.render import stdout_console
+
+    _render_decision(result.decision, stdout_console())
+    if result.report is not None:
+        _render(result.report)
+
+
+def _render_decision(decision: Decision, console: Any) -> None:
+    console.print(decision.reason)
+    for name, trigger in decision.triggers.items():
+        if name == "recovery" and not trigger.holds:
+            continue  # the usual case: nothing to say
+        console.print(f"  {name:<10} {'yes' if trigger.holds else 'no ':<4} {trigger.reason}")
 
 
 def _render(report: DreamReport) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,13 +36,7 @@ def log(
     """
     from memdream.review.history import dream_runs
 
-    runs = dream_runs(memory_root(memory), limit)
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json([run.to_dict() for run in runs])
-        return
-    _render_log(runs)
+    emit(dream_runs(memory_root(memory), limit), output, _render_log)
 
 
 def _render_log(runs: list[DreamRun]) -> None:
@@ -116,13 +111,7 @@ def diff(
     """
     from memdream.review.diff import semantic_diff
 
-    result = semantic_diff(memory_root(memory), rev_a, rev_b, run)
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-        return
-    _render_diff(result)
+    emit(semantic_diff(memory_root(memory), rev_a, rev_b, run), output, _render_diff)
 
 
 def _render_diff(result: MemoryDiff) -> None:

@@ -10,6 +10,7 @@ import typer
 
 from memdream.cli.groups import command_group
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.integrations.claude_settings import SettingsChange
@@ -62,10 +63,7 @@ def install(
     root = find_memory_root(memory)
     named = settings.memory_to_name(root, scope, settings.project_folder(cwd))
     change = settings.install(path, settings.hook_entries(named), write=not print_only)
-    if print_only:
-        _print_snippet(change, output)
-    else:
-        _render(change, output)
+    emit(change, output, _render_snippet if print_only else _render)
 
 
 @hooks.command("uninstall")
@@ -80,26 +78,16 @@ def uninstall(
 
     settings.check_agent(agent)
     path = settings.settings_path(_scope(project, user), Path.cwd())
-    _render(settings.uninstall(path), output)
+    emit(settings.uninstall(path), output, _render)
 
 
-def _print_snippet(change: SettingsChange, output: DataFormat) -> None:
+def _render_snippet(change: SettingsChange) -> None:
     import json
 
-    from memdream.render import print_json
-
-    if output is DataFormat.json:
-        print_json(change.to_dict())
-        return
     sys.stdout.write(f"# merge into {change.path}\n{json.dumps(change.snippet, indent=2, ensure_ascii=False)}\n")
 
 
-def _render(change: SettingsChange, output: DataFormat) -> None:
-    from memdream.render import print_json
-
-    if output is DataFormat.json:
-        print_json(change.to_dict())
-        return
+def _render(change: SettingsChange) -> None:
     events = ", ".join(entry.event for entry in change.entries)
     if change.action == "install":
         line = f"installed memdream's hooks ({events})" if change.changed else "memdream's hooks already installed"

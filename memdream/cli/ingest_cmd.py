@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.ingest.pipeline import IngestReport
@@ -82,12 +83,7 @@ def ingest(
                             progress=progress)
     with progress.task("ingest"):  # one display for the run; the pipeline shows a bar per input file in it
         report = ingest(Memory(memory_root(memory)), paths or [], options, use_spool=use_spool)
-    if chosen is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(report.to_dict())
-    else:
-        _render(report)
+    emit(report, chosen, _render)
 
 
 def _render(report: IngestReport) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.memory.create import InitResult
@@ -33,14 +34,8 @@ def init(
     On a folder that already is a memory, say so and change nothing.
     """
     from memdream.memory.create import init_memory
-    from memdream.render import print_json
 
-    result = init_memory(path, in_repo=in_repo, commit=commit)
-    if output is DataFormat.json:
-        print_json({"root": str(result.root), "created": result.created, "commit": result.commit,
-                    "in_project": result.in_project, "inside": result.inside})
-        return
-    _render(result)
+    emit(init_memory(path, in_repo=in_repo, commit=commit), output, _render)
 
 
 def _render(result: InitResult) -> None:

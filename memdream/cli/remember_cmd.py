@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
+
+if TYPE_CHECKING:
+    from memdream.notes import Remembered
 
 
 def remember(
@@ -59,14 +63,10 @@ def remember(
     ts = now_iso()
     event = note_event(text or "", actor=USER, session=cli_session(ts), ts=ts, fact=fact,
                        scope=scope.strip() if scope else None, via="memdream remember")
-    stored = store(Memory(memory_root(memory)), event)
-    _render(stored.to_dict(), stored.summary(), output)
+    emit(store(Memory(memory_root(memory)), event), output, _render)
 
 
-def _render(data: dict[str, object], line: str, output: DataFormat) -> None:
-    from memdream.render import print_json, stdout_console
+def _render(stored: Remembered) -> None:
+    from memdream.render import stdout_console
 
-    if output is DataFormat.json:
-        print_json(data)
-    else:
-        stdout_console().print(line)
+    stdout_console().print(stored.summary())

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.review.queue import ReviewQueue
@@ -25,13 +26,7 @@ def review(
     """
     from memdream.review.queue import review_queue
 
-    queue = review_queue(memory_root(memory), runs)
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(queue.to_dict())
-        return
-    _render(queue)
+    emit(review_queue(memory_root(memory), runs), output, _render)
 
 
 def _render(queue: ReviewQueue) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.review.rollback import RollbackResult
@@ -45,14 +46,10 @@ def rollback(
     uncommitted changes, and when later dreams built on the run unless --force.
     """
     from memdream.memory.store import Memory
-    from memdream.render import print_json
     from memdream.review.rollback import rollback as undo
 
     result = undo(Memory(memory_root(memory)), run=run, to=to, dry_run=dry_run, force=force, redream=redream)
-    if output is DataFormat.json:
-        print_json(result.to_dict())
-        return
-    _render(result)
+    emit(result, output, _render)
 
 
 def _render(result: RollbackResult) -> None:

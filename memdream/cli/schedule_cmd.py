@@ -1,20 +1,19 @@
-"""memdream schedule (install, status, uninstall), and the rendering of `memdream dream --if-needed`."""
+"""memdream schedule (install, status, uninstall)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memdream.cli.groups import command_group
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.schedule.manage import InstallResult, UninstallResult
     from memdream.schedule.status import ScheduleStatus
-    from memdream.schedule.triggers import Decision, IfNeededResult
 
 schedule = command_group(
     "schedule", "Run `memdream ingest --spool && memdream dream --if-needed` from cron or a systemd user timer.")
@@ -55,13 +54,7 @@ def install(
     """
     from memdream.schedule.manage import install as install_job
 
-    result = install_job(memory_root(memory), every, _via(cron, systemd), print_only, now)
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-    else:
-        _render_install(result)
+    emit(install_job(memory_root(memory), every, _via(cron, systemd), print_only, now), output, _render_install)
 
 
 @schedule.command("status")
@@ -69,13 +62,7 @@ def status(memory: MemoryOption = None, output: FormatOption = DataFormat.text) 
     """Show the job: last runs and error, next run, last dream."""
     from memdream.schedule.status import status as read_status
 
-    found = read_status(memory_root(memory))
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(found.to_dict())
-    else:
-        _render_status(found)
+    emit(read_status(memory_root(memory)), output, _render_status)
 
 
 @schedule.command("uninstall")
@@ -92,13 +79,7 @@ def uninstall(
     """
     from memdream.schedule.manage import uninstall as uninstall_job
 
-    result = uninstall_job(_uninstall_root(memory), _via(cron, systemd), now)
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-    else:
-        _render_uninstall(result)
+    emit(uninstall_job(_uninstall_root(memory), _via(cron, systemd), now), output, _render_uninstall)
 
 
 def _uninstall_root(memory: Path | None) -> Path:
@@ -184,24 +165,3 @@ def _render_status(found: ScheduleStatus) -> None:
     console.print(f"last dream: {dream['time']} {dream['commit']} {dream['subject']}" if dream
                   else "last dream: none committed yet")
 
-
-def render_if_needed(result: IfNeededResult, output: DataFormat, render_dream: Callable[[Any], None]) -> None:
-    """`memdream dream --if-needed`: the decision and each trigger, then the dream's own report."""
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-        return
-    from memdream.render import stdout_console
-
-    _render_decision(result.decision, stdout_console())
-    if result.report is not None:
-        render_dream(result.report)
-
-
-def _render_decision(decision: Decision, console: Any) -> None:
-    console.print(decision.reason)
-    for name, trigger in decision.triggers.items():
-        if name == "recovery" and not trigger.holds:
-            continue  # the usual case: nothing to say
-        console.print(f"  {name:<10} {'yes' if trigger.holds else 'no ':<4} {trigger.reason}")

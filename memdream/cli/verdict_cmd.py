@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
     from memdream.review.verdict import VerdictResult
@@ -50,13 +51,7 @@ def _verdict(verdict: str, card_id: str, value: str | None, note: str | None, me
              output: DataFormat) -> None:
     from memdream.review.verdict import VerdictRequest, record_verdict
 
-    result = record_verdict(memory_root(memory), VerdictRequest(verdict, card_id, value, note))
-    if output is DataFormat.json:
-        from memdream.render import print_json
-
-        print_json(result.to_dict())
-        return
-    _render(result)
+    emit(record_verdict(memory_root(memory), VerdictRequest(verdict, card_id, value, note)), output, _render)
 
 
 def _render(result: VerdictResult) -> None:

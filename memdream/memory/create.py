@@ -7,6 +7,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memdream import __version__, gitops, yamlio
 from memdream.clock import now_iso
@@ -41,6 +42,10 @@ class InitResult:
     commit: str | None
     in_project: str | None = None  # --in-repo: the project repository that tracks the memory
     inside: str | None = None  # a memory with its own repository, made inside this other repository
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": str(self.root), "created": self.created, "commit": self.commit,
+                "in_project": self.in_project, "inside": self.inside}
 
 
 TEXTCONV_FROM_PATH = "memdream textconv"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memdream.errors import MemdreamError, UsageError
 from memdream.memory.card import CARD_TYPES, STATUSES, Card
@@ -35,6 +36,9 @@ class CardFilter:
 class ListedCard:
     card: Card
     path: str  # relative to the memory root
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.card.to_dict(), "path": self.path}
 
 
 def list_cards(root: Path, card_filter: CardFilter) -> list[ListedCard]:
