@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import (
+    CardStatusOption,
+    CardTypeOption,
+    DataFormat,
+    FormatOption,
+    MemoryOption,
+    SubjectOption,
+    memory_root,
+)
 from memdream.cli.output import emit
 from memdream.memory.card import ARCHIVED, SUPERSEDED
 
@@ -16,20 +24,9 @@ if TYPE_CHECKING:
 
 
 def cards(
-    card_type: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--type", "-t", metavar="TYPE", show_default=False, help="fact, strategy or lesson."),
-    ] = None,
-    status: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--status", "-s", metavar="STATUS", show_default=False,
-                     help="verified, inferred, conflicting, superseded or archived."),
-    ] = None,
-    subject: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--subject", metavar="TEXT", help="Only cards about this subject (case-insensitive substring).",
-                     show_default=False),
-    ] = None,
+    card_type: CardTypeOption = None,
+    status: CardStatusOption = None,
+    subject: SubjectOption = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include cards in archive/.")] = False,
     memory: MemoryOption = None,
     output: FormatOption = DataFormat.text,

@@ -1,4 +1,4 @@
-"""Options shared by every command, declared once (with metavars: help shows no Python types)."""
+"""Options shared by commands, declared once (with metavars: help shows no Python types)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,24 @@ FORMAT_HELP = "Output format: text for people, json for programs."
 FormatOption = Annotated[
     DataFormat,
     typer.Option("--format", "-f", metavar="text|json", help=FORMAT_HELP, case_sensitive=False),
+]
+
+
+# The card filters of `cards` and `recall`.
+CardTypeOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--type", "-t", metavar="TYPE", show_default=False,
+                 help="Only cards of this type: fact, strategy or lesson."),
+]
+CardStatusOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--status", "-s", metavar="STATUS", show_default=False,
+                 help="Only cards with this status: verified, inferred, conflicting, superseded or archived."),
+]
+SubjectOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--subject", metavar="TEXT", show_default=False,
+                 help="Only cards about this subject (case-insensitive substring)."),
 ]
 
 

@@ -49,6 +49,15 @@ def test_cards_rejects_unknown_filter_values(memory: Path, run) -> None:
     assert result.stderr == "memdream: --type must be one of fact, strategy, lesson, not 'note'\n"
 
 
+def test_the_filters_help_names_every_card_type_and_status(run) -> None:
+    """cli/options.py spells them out (importing the card model would slow every command's start)."""
+    from memdream.memory.card import CARD_TYPES, STATUSES
+
+    text = " ".join(run("cards", "--help").stdout.split())
+    assert f"{', '.join(CARD_TYPES[:-1])} or {CARD_TYPES[-1]}." in text
+    assert f"{', '.join(STATUSES[:-1])} or {STATUSES[-1]}." in text
+
+
 def test_show_prints_the_card_and_its_path(memory: Path, write_card, run) -> None:
     _seed(write_card)
     result = run("show", "f-000000", "-m", memory)
