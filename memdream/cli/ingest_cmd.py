@@ -9,11 +9,12 @@ import typer
 
 from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, memory_root
 from memdream.cli.output import emit
+from memdream.ingest.adapters import NAMES
 
 if TYPE_CHECKING:
     from memdream.ingest.pipeline import IngestReport
 
-LOG_FORMATS = ("auto", "memdream", "claude-code", "codex", "openai-chat", "aider", "memory-file")
+LOG_FORMATS = ("auto", *NAMES)
 
 
 def output_format(given: str, log_format: str | None) -> tuple[DataFormat, str | None]:

@@ -13,6 +13,7 @@ import pytest
 from memdream import schemas
 from memdream.errors import InvalidInput
 from memdream.ingest.adapters import (
+    NAMES,
     ParseContext,
     adapters,
     claude_code,
@@ -200,6 +201,10 @@ def test_any_damaged_field_yields_valid_events_or_bad_lines(adapter: ModuleType,
 def test_detect_picks_the_adapter_from_the_first_8kb(path: Path, name: str) -> None:
     with open(path, encoding="utf-8") as handle:
         assert detect(handle.read(8192)) == name
+
+
+def test_the_names_the_command_line_lists_are_the_registry_in_its_order() -> None:
+    assert tuple(adapters()) == NAMES
 
 
 def test_detect_returns_none_for_prose_empty_and_binary() -> None:

@@ -2,8 +2,9 @@
 
 An adapter is a module with ``NAME``, ``sniff(head) -> bool`` (does this text look like my
 format?) and ``parse(lines, ctx) -> Iterator[dict]`` (:mod:`memdream.ingest.adapters.context`).
-Adding a format is adding a module and one name in :func:`_load`. Adapters never redact and never
-write: the pipeline does both. :class:`ParseContext` is re-exported here, as adapters' callers name it.
+Adding a format is adding a module, one name in :func:`_load` and its NAME in :data:`NAMES`.
+Adapters never redact and never write: the pipeline does both. :class:`ParseContext` is re-exported
+here, as adapters' callers name it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from __future__ import annotations
 from types import ModuleType
 
 from memdream.ingest.adapters.context import ParseContext as ParseContext
+
+# The formats' names, in the order detect() tries them, without importing an adapter: the command line
+# lists them at start-up. tests/ingest/test_adapters.py checks them against the registry.
+NAMES = ("memdream", "claude-code", "codex", "openai-chat", "aider", "memory-file")
 
 
 def _load() -> dict[str, ModuleType]:
