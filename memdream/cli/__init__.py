@@ -17,7 +17,6 @@ import typer
 
 from memdream import __version__
 from memdream.cli.base import MemdreamCommand, MemdreamGroup
-from memdream.cli.base import debug as debug  # context_cmd's import, until it takes memdream.cli.base
 
 
 def _version(value: bool) -> None:

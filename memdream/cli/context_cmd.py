@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.output import emit
+
+if TYPE_CHECKING:
+    from memdream.integrations.export import ExportResult
+    from memdream.integrations.startup import StartupContext
 
 DEFAULT_BUDGET = 2000  # memdream.integrations.startup.DEFAULT_BUDGET (not imported: start-up time)
 
@@ -78,7 +83,7 @@ def _scope(scope: str | None, project: str | None) -> str | None:
 
 def _session_start(memory: Path | None, budget: int) -> None:
     """The hook: its JSON on stdout, or nothing (the error on stderr) and exit 0 either way."""
-    from memdream.cli import debug
+    from memdream.cli.base import debug
 
     if sys.stdin.isatty():  # run by hand: a hook's JSON would never come
         sys.stderr.write("memdream: context --session-start reads a SessionStart hook's JSON on stdin\n")
@@ -101,16 +106,15 @@ def _session_start(memory: Path | None, budget: int) -> None:
 
 def _export(path: Path, root: Path, budget: int, project: str | None, output: DataFormat) -> None:
     from memdream.integrations.export import export_to
-    from memdream.render import print_json
 
-    result = export_to(path, root, budget, project)
-    if output is DataFormat.json:
-        print_json(result.to_dict())
-        return
+    emit(export_to(path, root, budget, project), output, _render_export)
+
+
+def _render_export(result: ExportResult) -> None:
     done = "created" if result.created else ("updated" if result.changed else "unchanged")
     count = sum(1 for item in result.context.items if item.source == "card")
     scope = f" for {result.context.project}" if result.context.project else ""
-    sys.stdout.write(f"{path}: {done} (memdream block{scope}: {count} card(s), "
+    sys.stdout.write(f"{result.path}: {done} (memdream block{scope}: {count} card(s), "
                      f"{len(result.block.encode('utf-8'))} bytes)\n")
 
 
@@ -118,10 +122,14 @@ def _print(root: Path, budget: int, project: str | None, output: DataFormat) -> 
     import os
 
     from memdream.integrations.export import managed_block
-    from memdream.render import print_json
 
-    block, made = managed_block(root, budget, project, Path(os.getcwd()))
-    if output is DataFormat.json:
-        print_json({**made.to_dict(), "block_bytes": len(block.encode("utf-8")), "block": block})
-        return
-    sys.stdout.write(block + "\n")
+    emit(managed_block(root, budget, project, Path(os.getcwd())), output, _render_block, data=_block_data)
+
+
+def _render_block(made: tuple[str, StartupContext]) -> None:
+    sys.stdout.write(made[0] + "\n")
+
+
+def _block_data(made: tuple[str, StartupContext]) -> dict[str, Any]:
+    block, context = made
+    return {**context.to_dict(), "block_bytes": len(block.encode("utf-8")), "block": block}

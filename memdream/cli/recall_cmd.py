@@ -9,10 +9,19 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import (
+    CardStatusOption,
+    CardTypeOption,
+    DataFormat,
+    FormatOption,
+    MemoryOption,
+    SubjectOption,
+    memory_root,
+)
+from memdream.cli.output import emit
 
 if TYPE_CHECKING:
-    from memdream.recall.engine import RecallOptions
+    from memdream.recall.engine import RecallOptions, RecallResult
 
 
 def recall(
@@ -25,21 +34,9 @@ def recall(
         typer.Option("--budget", "-b", metavar="BYTES", show_default=False,
                      help="Most bytes (UTF-8) of context to print. Default: recall.budget in memdream.yaml."),
     ] = None,
-    card_type: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--type", "-t", metavar="TYPE", show_default=False,
-                     help="Only cards of this type: fact, strategy or lesson (no raw events)."),
-    ] = None,
-    status: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--status", "-s", metavar="STATUS", show_default=False,
-                     help="Only cards with this status (no raw events)."),
-    ] = None,
-    subject: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--subject", metavar="TEXT", show_default=False,
-                     help="Only cards about this subject (case-insensitive substring); raw events that mention it."),
-    ] = None,
+    card_type: CardTypeOption = None,
+    status: CardStatusOption = None,
+    subject: SubjectOption = None,
     since: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--since", metavar="DATE", show_default=False,
@@ -73,7 +70,8 @@ def recall(
     The plan and the user's standing instructions of the scope come first, whatever the query, within
     recall.resident_share of the budget; then the cards that answer QUERY (ranked by relevance, recency,
     references and confidence; one per fact key; conflicts shown together); then raw events, cut to the
-    part that matches, for the rest of the budget. Never changes the memory's tracked files; appends which
+    part that matches, for the rest of the budget (--type and --status leave raw events out; with --subject,
+    those that mention it). Never changes the memory's tracked files; appends which
     cards were returned to .memdream/usage.jsonl. Refuses (exit 1) while an interrupted dream is pending:
     run `memdream dream` to recover.
     """
@@ -101,15 +99,18 @@ def recall(
 def _answer(root: Path, query: str, options: RecallOptions, output: DataFormat) -> None:
     from memdream.recall import engine
 
-    result = engine.recall(root, query, options)
-    if output is DataFormat.json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    elif options.explain:
-        from memdream.recall.explain import explained_text
+    emit(engine.recall(root, query, options), output, _render_explained if options.explain else _render)
 
-        sys.stdout.write(explained_text(result.items))
-    else:
-        sys.stdout.write(result.context)
+
+def _render(result: RecallResult) -> None:
+    sys.stdout.write(result.context)
+
+
+def _render_explained(result: RecallResult) -> None:
+    """Each item with a 'why:' line under it."""
+    from memdream.recall.explain import explained_text
+
+    sys.stdout.write(explained_text(result.items))
 
 
 def _answer_each(root: Path, lines: list[str], options: RecallOptions) -> None:
