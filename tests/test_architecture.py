@@ -1,6 +1,7 @@
 """The house rules that keep memdream readable, checked on the source itself: no import cycle anywhere
-(an import inside a function counts: it runs too), and dream stages that depend only on shared dream
-modules, never on each other (ARCHITECTURE.md, "Which way imports point")."""
+(an import inside a function counts: it runs too), dream stages that depend only on shared dream
+modules, never on each other (ARCHITECTURE.md, "Which way imports point"), and command modules that
+import neither the command line's entry point nor one another."""
 
 from __future__ import annotations
 
@@ -110,6 +111,17 @@ def test_dream_stages_import_shared_dream_modules_never_each_other() -> None:
     graph = import_graph()
     stages = {f"memdream.dream.{stage}" for stage in DREAM_STAGES}
     crossing = sorted((stage, target) for stage in stages for target in graph[stage] if target in stages)
+    assert crossing == []
+
+
+def test_command_modules_import_neither_the_command_line_nor_each_other() -> None:
+    """memdream/cli/__init__.py builds the app from the command modules; they share what they need
+    through the modules beside them (base, groups, options, output), never through it or one another."""
+    graph = import_graph()
+    cli = {name for name in graph if name.startswith("memdream.cli.")}
+    commands = {name for name in cli if name.endswith("_cmd")}
+    crossing = sorted((module, target) for module in cli for target in graph[module]
+                      if target == "memdream.cli" or (module in commands and target in commands))
     assert crossing == []
 
 
