@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from memdream.memory.card import Card, Evidence
     from memdream.memory.store import Memory
 
-INDEX_VERSION = 11
+INDEX_VERSION = 12
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events

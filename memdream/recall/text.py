@@ -5,6 +5,13 @@ The stemmer is a suffix stripper of a dozen rules (plurals, -ing, -ed, -ly, a fi
 short table of irregular English verbs, so that "painting", "painted" and "paints" meet, and "went"
 meets "go". It is deliberately cruder than Porter: both sides of a comparison go through the same
 function, so only collisions matter, not linguistic correctness.
+
+Developers abbreviate: "docs", "repo", "db", "env", "config", "deps" are the same words as
+"documentation", "repository", "database", "environment", "configuration", "dependencies". A short
+table (:data:`ABBREVIATIONS`) gives each abbreviation and its long form one stem, so that a question
+in one spelling finds a memory in the other, in the card index and the raw index alike. Only words
+that mean the same thing are here; a word and a broader one (``pytest`` and ``test``, ``postgres``
+and ``database``) are not the same token.
 """
 
 from __future__ import annotations
@@ -43,14 +50,28 @@ IRREGULAR = {
     "feet": "foot", "mice": "mouse", "better": "good", "best": "good",
 }
 
+# Developer abbreviations and their long forms: the same word, one token (see the module docstring).
+ABBREVIATIONS = {
+    "doc": "documentation", "docs": "documentation", "document": "documentation", "documents": "documentation",
+    "repo": "repository", "repos": "repository", "db": "database", "dbs": "database", "env": "environment",
+    "envs": "environment", "config": "configuration", "configs": "configuration", "cfg": "configuration",
+    "dir": "directory", "dirs": "directory", "folder": "directory", "folders": "directory",
+    "dep": "dependency", "deps": "dependency", "k8s": "kubernetes",
+    "spec": "specification", "specs": "specification", "impl": "implementation", "msg": "message",
+    "err": "error", "arg": "argument", "args": "argument", "param": "parameter", "params": "parameter",
+    "pkg": "package", "pkgs": "package", "lib": "library", "libs": "library", "img": "image",
+    "prod": "production", "perf": "performance", "auth": "authentication",
+}
+
 _VOWELS = frozenset("aeiouy")
 _UNDOUBLE = frozenset("bdgmnprt")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light stem of one lowercase word (see the module docstring)."""
-    return _strip(IRREGULAR.get(word, word))
+    """A light stem of one lowercase word (see the module docstring); an abbreviation's is its long
+    form's."""
+    return _strip(IRREGULAR.get(word) or ABBREVIATIONS.get(word) or word)
 
 
 def _strip(word: str) -> str:

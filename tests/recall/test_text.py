@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from memdream.recall.render import ELLIPSIS, window
 from memdream.recall.text import stem, tokenize
+from tests.recall.helpers import commit_all, fact, recall_json, write_card
 
 
 @pytest.mark.parametrize(("words", "same"), [
@@ -16,6 +20,12 @@ from memdream.recall.text import stem, tokenize
     (["hoped", "hoping", "hope"], True),
     (["children", "child"], True),
     (["bucket", "bucked"], False),
+    (["docs", "doc", "documentation", "documents"], True),  # a developer's abbreviation is its long form
+    (["repo", "repos", "repository", "repositories"], True),
+    (["db", "database", "databases"], True),
+    (["env", "environment"], True),
+    (["pytest", "test"], False),  # a tool and the broader word are two words
+    (["postgres", "database"], False),
 ])
 def test_stemming(words: list[str], same: bool) -> None:
     assert (len({stem(word) for word in words}) == 1) is same
@@ -39,3 +49,12 @@ def test_window_keeps_the_words_around_the_match_and_marks_elisions() -> None:
     assert window("short text stays whole", frozenset(), 80) == "short text stays whole"
     assert window(text, frozenset(tokenize("kids")), 400).endswith("how are the kids?")  # the margin, not all
     assert window(text, frozenset(tokenize("kids")), 400, margin=400) == " ".join(text.split())
+
+
+
+def test_a_question_in_one_spelling_finds_a_memory_in_the_other(memory: Path, run: Any) -> None:
+    write_card(memory, **fact("f-1a2b3c", "api", "documentation", "the wiki",
+                              "The API documentation lives in the wiki's Billing space."))
+    commit_all(memory)
+    answer = recall_json(run, memory, "where are the docs?")
+    assert "the wiki's Billing space" in answer["context"]
