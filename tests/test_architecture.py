@@ -143,3 +143,18 @@ def test_the_memory_model_is_the_bottom_of_the_house() -> None:
                     for target in targets
                     if not target.startswith("memdream.memory") and target not in MEMORY_MAY_IMPORT)
     assert upward == []
+
+
+def test_git_is_one_self_contained_module() -> None:
+    """memdream/gitops.py talks to git for everyone and takes what it needs from its callers (the memory
+    folder, how to treat git's index lock): it imports nothing of memdream but the errors, and no other
+    module imports GitPython."""
+    assert import_graph()["memdream.gitops"] <= {"memdream", "memdream.errors"}
+    importers = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            if name != "memdream.gitops" and any(item == "git" or item.startswith("git.") for item in named):
+                importers.append(name)
+    assert importers == []

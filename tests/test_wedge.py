@@ -20,7 +20,7 @@ from memdream.errors import Busy, GitError
 from memdream.memory import cardcache, locate
 from memdream.memory.create import init_memory
 from memdream.memory.journal import journal_path
-from memdream.memory.lock import writer_lock
+from memdream.memory.lock import index_lock, writer_lock
 from tests.dream.generator import build, write
 from tests.gitutil import git
 
@@ -95,7 +95,7 @@ def test_a_lock_that_goes_away_is_simply_waited_for(memory: Path) -> None:
     remover = subprocess.Popen([sys.executable, "-c", f"import os, time; time.sleep(1); os.remove({str(lock)!r})"])
     try:
         with writer_lock(memory / ".memdream"):
-            gitops.settle_index_lock(memory)
+            gitops.settle_index_lock(memory, index_lock(memory / ".memdream"))
     finally:
         remover.wait()
     assert not lock.exists()
@@ -106,7 +106,7 @@ def test_without_memdreams_writer_lock_an_index_lock_is_never_removed(memory: Pa
     monkeypatch.setenv("MEMDREAM_LOCK_WAIT", "0.3")
     lock = stale_index_lock(memory)
     with pytest.raises(Busy) as raised:
-        gitops.commit(memory, "by hand", allow_empty=True)
+        gitops.commit(memory, "by hand", allow_empty=True, index_lock=index_lock(memory / ".memdream"))
     assert str(raised.value) == f"git is busy: {lock} exists; remove {lock} if no git process is running"
     assert lock.exists()
 
@@ -121,7 +121,7 @@ def test_in_a_project_repository_the_lock_is_the_users_never_removed(tmp_path: P
     inside.mkdir()
     lock = stale_index_lock(project)
     with writer_lock(inside / ".memdream"), pytest.raises(Busy) as raised:
-        gitops.settle_index_lock(inside)
+        gitops.settle_index_lock(inside, index_lock(inside / ".memdream"))
     assert "if no git process is running" in str(raised.value) and str(lock) in str(raised.value)
     assert lock.exists()
 

@@ -49,7 +49,7 @@ from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
 from memdream.memory.journal import TRACKED, pause_for_tests
-from memdream.memory.lock import WRITER_WAIT_SECONDS, lock_wait_seconds, writer_lock
+from memdream.memory.lock import WRITER_WAIT_SECONDS, index_lock, lock_wait_seconds, writer_lock
 from memdream.memory.paths import AUDIT_DIR, INDEX_FILE, PLAN_FILE
 from memdream.memory.raw import RawLayer
 from memdream.memory.refs import ref_of
@@ -543,7 +543,8 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, ra
         files += gitops.staged_paths(memory.root, raw_paths)
         paths += raw_paths
     if gitops.in_project(memory.root) and not commit_in_project:  # the user's branch: stage, never commit
-        gitops.stage(memory.root, paths, force=manifest_commit.track_raw(memory))
+        gitops.stage(memory.root, paths, force=manifest_commit.track_raw(memory),
+                     index_lock=index_lock(memory.paths.state))
         report.staged_in = gitops.project_top(memory.root)
         return None
     message_trailers = [(key, value) for key, value in trailers.items()]
@@ -554,4 +555,4 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, ra
                              for episode in report.deferred]
     # Nothing written but events resumed or deferred: an empty commit still carries the ledger's trailers.
     return gitops.commit(memory.root, _summary(report), _body(report), message_trailers, paths=paths,
-                         files=files, allow_empty=not files)
+                         files=files, allow_empty=not files, index_lock=index_lock(memory.paths.state))

@@ -13,6 +13,7 @@ from memdream import __version__, gitops, yamlio
 from memdream.clock import now_iso
 from memdream.errors import GitError, UsageError
 from memdream.memory import trailers as trailer
+from memdream.memory.lock import index_lock
 from memdream.memory.paths import CONFIG_FILE, LAYERS, MemoryPaths
 from memdream.memory.plan import Plan
 from memdream.memory.settings import Settings, default_config_text
@@ -139,7 +140,8 @@ def _create(root: Path) -> InitResult:
     if not (root / ".git").exists():  # its own repository, even inside a project's
         gitops.init_repo(root)
     gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
-    sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__})
+    sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__},
+                        index_lock=index_lock(MemoryPaths(root).state))
     _stamp_settings(root)
     return InitResult(root.resolve(), created=True, commit=sha)
 
@@ -153,9 +155,10 @@ def _create_in_project(root: Path, project: str, commit: bool) -> InitResult:
         gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
     sha = None
     if commit:
-        sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__}, paths=["."])
+        sha = gitops.commit(root, "memdream init", trailers={trailer.VERSION: __version__}, paths=["."],
+                            index_lock=index_lock(MemoryPaths(root).state))
     else:
-        gitops.stage(root, ["."])
+        gitops.stage(root, ["."], index_lock=index_lock(MemoryPaths(root).state))
     _stamp_settings(root)
     return InitResult(root.resolve(), created=True, commit=sha, in_project=project)
 

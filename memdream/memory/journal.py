@@ -74,6 +74,7 @@ def recover(root: Path, state_dir: Path) -> bool:
     only the journal is left over; not made, the tracked files come back as HEAD has them. Either way
     dream's local state may not match HEAD any more: it is rebuilt from git and raw/ next time."""
     from memdream import gitops
+    from memdream.memory.lock import index_lock
 
     journal = journal_path(root)
     if not journal.exists():
@@ -83,7 +84,7 @@ def recover(root: Path, state_dir: Path) -> bool:
     run_id, named_by = str(data.get("run", "")), str(data.get("trailer", trailer.RUN))
     message = gitops.last_message_matching(root, f"^{named_by}: {run_id}$") if run_id else None
     if message is None:
-        gitops.restore_paths(root, TRACKED)
+        gitops.restore_paths(root, TRACKED, index_lock=index_lock(state_dir))
     dream_state_path(state_dir).unlink(missing_ok=True)
     journal.unlink()
     return True

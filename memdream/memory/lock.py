@@ -9,8 +9,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdream.errors import Busy, UsageError, from_os_error
+
+if TYPE_CHECKING:
+    from memdream.gitops import IndexLock
 
 LOCK_WAIT_ENV = "MEMDREAM_LOCK_WAIT"
 # How long a writer run from cron waits for another writer: soon exit 75, and run next time.
@@ -37,6 +41,15 @@ def lock_wait_seconds(default: float) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise UsageError(f"{LOCK_WAIT_ENV}={raw!r}: expected a number of seconds (0 or more)")
     return value
+
+
+def index_lock(state_dir: Path) -> IndexLock:
+    """How this process's git writes in the memory whose state folder is ``state_dir`` treat an
+    index.lock another git left: waited for ``MEMDREAM_LOCK_WAIT`` seconds (10 by default), and
+    removed once stale while this process holds the memory's writer lock."""
+    from memdream.gitops import INDEX_LOCK_WAIT, IndexLock
+
+    return IndexLock(lock_wait_seconds(INDEX_LOCK_WAIT), holds_writer_lock(state_dir))
 
 
 @contextmanager

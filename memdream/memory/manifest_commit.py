@@ -12,6 +12,7 @@ import json
 
 from memdream import gitops
 from memdream.memory import trailers as trailer
+from memdream.memory.lock import index_lock
 from memdream.memory.raw import MANIFEST
 from memdream.memory.store import Memory
 
@@ -43,7 +44,7 @@ def commit_now(memory: Memory, now: str) -> bool:
     if mode == EACH:
         return True
     if mode == DAILY:  # the day of the newest committed segment, by the ingest clock (MEMDREAM_NOW)
-        committed = _records(gitops.show_file(memory.root, "HEAD", MANIFEST_PATH) or "")
+        committed = _records(gitops.read_text(memory.root, "HEAD", MANIFEST_PATH) or "")
         last = max((str(record.get("created_at", "")) for record in committed), default="")
         return last[:10] != now[:10]
     return False
@@ -52,7 +53,7 @@ def commit_now(memory: Memory, now: str) -> bool:
 def uncommitted_segments(memory: Memory) -> list[str]:
     """The segments the working manifest lists and the committed one does not (oldest first)."""
     current = _segments(_read(memory))
-    committed = set(_segments(gitops.show_file(memory.root, "HEAD", MANIFEST_PATH) or ""))
+    committed = set(_segments(gitops.read_text(memory.root, "HEAD", MANIFEST_PATH) or ""))
     return [name for name in current if name not in committed]
 
 
@@ -86,9 +87,11 @@ def trailer_value(segments: list[str]) -> str:
 def commit(memory: Memory, subject: str, segments: list[str]) -> str:
     """Commit the raw bookkeeping alone (``ingest.commit`` each or daily)."""
     return gitops.commit(memory.root, subject, trailers={trailer.INGEST: trailer_value(segments)},
-                         paths=tracked_raw_paths(memory), force=track_raw(memory))
+                         paths=tracked_raw_paths(memory), force=track_raw(memory),
+                         index_lock=index_lock(memory.paths.state))
 
 
 def stage(memory: Memory) -> None:
     """Stage the raw bookkeeping so that the next commit (a dream's) carries it."""
-    gitops.stage(memory.root, tracked_raw_paths(memory), force=track_raw(memory))
+    gitops.stage(memory.root, tracked_raw_paths(memory), force=track_raw(memory),
+                 index_lock=index_lock(memory.paths.state))

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdream import gitops
 from memdream.errors import MemdreamError, UsageError
-from memdream.gitops import history as git_history
 from memdream.memory.paths import ARCHIVE_DIR, CARDS_DIR, PLAN_FILE
 from memdream.review.history import DreamRun, audit_operations, find_run, last_dream, runs_between, undone_by
 
@@ -135,8 +135,8 @@ def semantic_diff(root: Path, old_rev: str | None = None, new_rev: str | None = 
         raise UsageError("give --run or revisions, not both")
     if run_id is not None or old_rev is None:
         return _dream_diff(root, _the_run(root, run_id))
-    old = git_history.resolve(root, old_rev)
-    new = git_history.resolve(root, new_rev or "HEAD")
+    old = gitops.resolve(root, old_rev)
+    new = gitops.resolve(root, new_rev or "HEAD")
     runs = runs_between(root, old, new)
     return compare(root, old, new, runs)
 
@@ -155,7 +155,7 @@ def _the_run(root: Path, run_id: str | None) -> DreamRun:
 
 
 def _dream_diff(root: Path, run: DreamRun) -> MemoryDiff:
-    parents = git_history.commit_info(root, run.commit).parents
+    parents = gitops.commit_info(root, run.commit).parents
     result = compare(root, parents[0] if parents else None, run.commit, [run])
     result.rolled_back_by = undone_by(root, run.run) if run.run else None
     return result
@@ -186,8 +186,8 @@ class _Reasons:
 def compare(root: Path, old: str | None, new: str, runs: list[DreamRun]) -> MemoryDiff:
     """The semantic diff between commit ``old`` (None: nothing) and commit ``new``."""
     paths = (CARDS_DIR, ARCHIVE_DIR, PLAN_FILE)
-    files = (git_history.changes(root, old, new, paths) if old is not None
-             else git_history.empty_tree_changes(root, new, paths))
+    files = (gitops.changes(root, old, new, paths) if old is not None
+             else gitops.empty_tree_changes(root, new, paths))
     sides = _read_sides(files)
     reasons = _reasons(root, runs)
     result = MemoryDiff(old=old, new=new, runs=[run.run for run in runs if run.run], unreadable=sides.unreadable)
@@ -197,7 +197,7 @@ def compare(root: Path, old: str | None, new: str, runs: list[DreamRun]) -> Memo
     return result
 
 
-def _read_sides(files: list[git_history.FileChange]) -> _Sides:
+def _read_sides(files: list[gitops.FileChange]) -> _Sides:
     sides = _Sides()
     for change in files:
         for path, text, into in ((change.old_path, change.old_text, sides.old),

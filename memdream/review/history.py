@@ -21,8 +21,7 @@ from typing import Any
 
 import yaml
 
-from memdream import yamlio
-from memdream.gitops import history
+from memdream import gitops, yamlio
 from memdream.memory import trailers as trailer
 from memdream.memory.paths import AUDIT_DIR, CARDS_DIR, INDEX_FILE
 
@@ -90,12 +89,12 @@ def dream_runs(root: Path, limit: int | None = None, rev: str = "HEAD") -> list[
 
 
 def _shown_commits(root: Path, limit: int | None,
-                   rev: str) -> tuple[list[history.CommitInfo], dict[str, dict[str, int]]]:
+                   rev: str) -> tuple[list[gitops.CommitInfo], dict[str, dict[str, int]]]:
     """The newest ``limit`` dream and rollback commits that are not bookkeeping only, and each dream's
     operation counts. With a limit, more commits are read while bookkeeping ones took places."""
     wanted = limit
     while True:
-        found = history.commits_with_trailers(root, (trailer.RUN, trailer.ROLLBACK), rev, max_count=wanted)
+        found = gitops.commits_with_trailers(root, (trailer.RUN, trailer.ROLLBACK), rev, max_count=wanted)
         dreams = [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
         counts = dict(zip((info.sha for info in dreams), map(_op_counts, _audit_texts(root, dreams))))
         skipped = _bookkeeping_shas(root, dreams, counts)
@@ -105,17 +104,17 @@ def _shown_commits(root: Path, limit: int | None,
         wanted = limit + len(skipped)
 
 
-def bookkeeping_only(root: Path, info: history.CommitInfo, counts: dict[str, int]) -> bool:
+def bookkeeping_only(root: Path, info: gitops.CommitInfo, counts: dict[str, int]) -> bool:
     """Whether the dream commit ``info`` (its audit file holding ``counts``) changed nothing but
     bookkeeping: no event read or left, no operation, and its files differ from its parent's only in
     cards' reference counts and the index. An empty commit changed nothing and stays a dream."""
     if any(info.trailer(key) for key in _LEDGER_TRAILERS) or any(counts.values()) or not info.parents:
         return False
-    changed = history.changes(root, info.parents[0], info.sha)
+    changed = gitops.changes(root, info.parents[0], info.sha)
     return bool(changed) and all(_bookkeeping_change(change) for change in changed)
 
 
-def _bookkeeping_change(change: history.FileChange) -> bool:
+def _bookkeeping_change(change: gitops.FileChange) -> bool:
     if change.path == INDEX_FILE:
         return True
     if not change.path.startswith(f"{CARDS_DIR}/") or change.old_text is None or change.new_text is None:
@@ -133,7 +132,7 @@ def _without_bookkeeping(card: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in card.items() if key not in _BOOKKEEPING_FIELDS}
 
 
-def _bookkeeping_shas(root: Path, dreams: list[history.CommitInfo],
+def _bookkeeping_shas(root: Path, dreams: list[gitops.CommitInfo],
                       counts: dict[str, dict[str, int]] | None = None) -> set[str]:
     """The commits of ``dreams`` that changed only bookkeeping; ``counts`` (sha -> operation counts)
     is read from the audit files of the few that could be when not given."""
@@ -145,7 +144,7 @@ def _bookkeeping_shas(root: Path, dreams: list[history.CommitInfo],
 
 def last_dream(root: Path) -> DreamRun | None:
     """The newest dream commit reachable from HEAD (rollbacks are not dreams)."""
-    newest = history.commits_with_trailers(root, (trailer.RUN,), max_count=1)  # stops at the first
+    newest = gitops.commits_with_trailers(root, (trailer.RUN,), max_count=1)  # stops at the first
     dreams = newest if not newest or not newest[0].trailers.get(trailer.ROLLBACK) else _dream_commits(root)
     return _dream(dreams[0]) if dreams else None
 
@@ -153,7 +152,7 @@ def last_dream(root: Path) -> DreamRun | None:
 def undone_runs(root: Path) -> dict[str, str]:
     """Every dream run a rollback undid, with the rollback commit that did it."""
     found: dict[str, str] = {}
-    for info in history.commits_with_trailers(root, (trailer.ROLLBACK,)):  # newest first: keep the first
+    for info in gitops.commits_with_trailers(root, (trailer.ROLLBACK,)):  # newest first: keep the first
         for run_id in info.trailers.get(trailer.ROLLBACK, []):
             found.setdefault(run_id, info.sha)
     return found
@@ -189,7 +188,7 @@ def runs_between(root: Path, old_rev: str, new_rev: str) -> list[DreamRun]:
 def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
     """The operations of ``runs``' audit files as their commits hold them, in order (evidence lines left out:
     they are the bulk of a first dream's file, and no operation)."""
-    texts = history.read_texts(root, [(run.commit, f"{AUDIT_DIR}/{run.run}.jsonl") for run in runs if run.run])
+    texts = gitops.read_texts(root, [(run.commit, f"{AUDIT_DIR}/{run.run}.jsonl") for run in runs if run.run])
     operations: list[dict[str, Any]] = []
     for text in texts:
         for line in (text or "").splitlines():
@@ -202,19 +201,19 @@ def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
     return operations
 
 
-def _dream_commits(root: Path, rev: str = "HEAD") -> list[history.CommitInfo]:
+def _dream_commits(root: Path, rev: str = "HEAD") -> list[gitops.CommitInfo]:
     """Dream commits only: a rollback commit is not a dream, whatever else it carries."""
-    found = history.commits_with_trailers(root, (trailer.RUN,), rev)
+    found = gitops.commits_with_trailers(root, (trailer.RUN,), rev)
     return [info for info in found if not info.trailers.get(trailer.ROLLBACK)]
 
 
-def _audit_texts(root: Path, dreams: list[history.CommitInfo]) -> list[str | None]:
+def _audit_texts(root: Path, dreams: list[gitops.CommitInfo]) -> list[str | None]:
     """Each dream's audit file at its own commit (one git process for all of them)."""
     wanted = [(info.sha, f"{AUDIT_DIR}/{info.trailer(trailer.RUN)}.jsonl") for info in dreams]
-    return history.read_texts(root, wanted)
+    return gitops.read_texts(root, wanted)
 
 
-def _dream(info: history.CommitInfo, counts: dict[str, int] | None = None,
+def _dream(info: gitops.CommitInfo, counts: dict[str, int] | None = None,
            rolled_back_by: str | None = None) -> DreamRun:
     events = info.trailer(trailer.EVENTS)
     return DreamRun(

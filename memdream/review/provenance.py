@@ -258,7 +258,7 @@ class CardAudit:
     derived_from: list[Related]
     derived: list[Related]
     operations: list[AuditLine]
-    commits: list[Any]  # gitops.history.CommitInfo, newest first
+    commits: list[Any]  # gitops.CommitInfo, newest first
     git_note: str | None = None  # why commits could not be listed
 
     def to_dict(self) -> dict[str, Any]:
@@ -376,10 +376,10 @@ def card_paths(card: Card) -> list[str]:
 
 
 def _commits(root: Path, card: Card) -> tuple[list[Any], str | None]:
-    from memdream.gitops import history
+    from memdream import gitops
 
     try:
-        return history.commits(root, paths=card_paths(card)), None
+        return gitops.commits(root, paths=card_paths(card)), None
     except GitError as error:
         return [], str(error)
 

@@ -17,11 +17,10 @@ from memdream import gitops
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
 from memdream.errors import GitError, MemdreamError, UsageError
-from memdream.gitops import history
 from memdream.memory import journal
 from memdream.memory import trailers as trailer
 from memdream.memory.journal import TRACKED, pause_for_tests
-from memdream.memory.lock import WRITER_WAIT_SECONDS, lock_wait_seconds, writer_lock
+from memdream.memory.lock import WRITER_WAIT_SECONDS, index_lock, lock_wait_seconds, writer_lock
 from memdream.memory.store import Memory
 from memdream.review.history import DreamRun, find_run, live_dreams, undone_runs
 
@@ -81,8 +80,8 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
                 return _already_undone(memory, chosen, undone_before[str(chosen.run)], dry_run, redream)
             target = _parent(memory, chosen)
         elif to is not None:
-            target = history.resolve(memory.root, to)
-            if not history.is_ancestor(memory.root, target):
+            target = gitops.resolve(memory.root, to)
+            if not gitops.is_ancestor(memory.root, target):
                 raise UsageError(f"--to {to}: {target[:10]} is not in the history of HEAD")
         else:
             live = live_dreams(memory.root)
@@ -98,25 +97,25 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
                                 "`--force` undoes them too, or roll back the later ones first")
         journal.require_clean(memory.root, "rolling back")
         result = RollbackResult(target, undone, dry_run, redream,
-                                files=[change.path for change in history.changes(memory.root, "HEAD", target, TRACKED)])
+                                files=[change.path for change in gitops.changes(memory.root, "HEAD", target, TRACKED)])
         if dry_run:
             return result
         # Crash safety as a dream's: the journal first; a rollback killed before its commit is
         # undone by the next writer (the files come back as HEAD has them).
-        rollback_id = f"{target[:12]}-{gitops.head_sha(memory.root)[:12]}"
+        rollback_id = f"{target[:12]}-{gitops.resolve(memory.root)[:12]}"
         journal.begin(memory.root, rollback_id, named_by=trailer.ROLLBACK_ID)
-        gitops.restore_from(memory.root, target, TRACKED)
+        gitops.restore_from(memory.root, target, TRACKED, index_lock=index_lock(memory.paths.state))
         pause_for_tests()
         result.commit = gitops.commit(memory.root, _subject(undone), _body(result),
                                       [*_trailers(result), (trailer.ROLLBACK_ID, rollback_id)], paths=TRACKED,
-                                      allow_empty=True)
+                                      allow_empty=True, index_lock=index_lock(memory.paths.state))
         journal.end(memory.root)
         _update_ledger(memory, result.commit)
         return result
 
 
 def _parent(memory: Memory, chosen: DreamRun) -> str:
-    parents = history.commit_info(memory.root, chosen.commit).parents
+    parents = gitops.commit_info(memory.root, chosen.commit).parents
     if not parents:
         raise MemdreamError(f"run {chosen.run} is the first commit: nothing to go back to")
     return parents[0]
@@ -134,7 +133,8 @@ def _already_undone(memory: Memory, chosen: DreamRun, by: str, dry_run: bool, re
     result.commit = gitops.commit(
         memory.root, f"memdream rollback: dream run {chosen.run}'s events again",
         "The events this run consumed wait for the next dream.",
-        [(trailer.REDREAM, str(chosen.run))], paths=TRACKED, allow_empty=True)
+        [(trailer.REDREAM, str(chosen.run))], paths=TRACKED, allow_empty=True,
+        index_lock=index_lock(memory.paths.state))
     _update_ledger(memory, result.commit)
     return result
 

@@ -29,7 +29,7 @@ from memdream.memory.refs import parse_ref
 from memdream.review.provenance import AuditLine, _parsed, raw_layer, segment_names
 
 if TYPE_CHECKING:
-    from memdream.gitops.history import CommitInfo
+    from memdream.gitops import CommitInfo
 
 _PERSON = re.compile(r"^[^<>]*\S[^<>]*<[^<>@\s]+@[^<>\s]+>$")  # Name <email>
 HAND_HINT = f"a person marks a reviewed edit with a trailer '{trailer.HUMAN_EDIT}: Name <email>'"
@@ -252,21 +252,21 @@ def _git_checks(root: Path, cards: list[_CardEntry], result: VerifyResult) -> No
 
 
 def _history(root: Path) -> _History | None:
-    from memdream.gitops import history
+    from memdream import gitops
 
     try:
-        if not history.has_commits(root):
+        if gitops.head_or_none(root) is None:
             return None
         paths = [CARDS_DIR, ARCHIVE_DIR, AUDIT_DIR]
         last: dict[str, CommitInfo] = {}
         added: dict[str, CommitInfo] = {}
-        for commit, touched in history.path_history(root, paths):
+        for commit, touched in gitops.path_history(root, paths):
             for status, path in touched:
                 if status in ("A", "M"):
                     last.setdefault(path, commit)
                 if status == "A":
                     added.setdefault(path, commit)
-        return _History(last, added, history.uncommitted_paths(root, paths))
+        return _History(last, added, set(gitops.status_paths(root, paths)))
     except GitError:
         return None
 
@@ -338,13 +338,13 @@ def _run_problem(shown: str, run: str, commit: CommitInfo, result: VerifyResult)
 
 def _named_by_runs(root: Path, runs: dict[str, str | None]) -> set[str]:
     """The card ids an operation (not an evidence line) of one of ``runs`` names."""
-    from memdream.gitops import history
+    from memdream import gitops
 
     named: set[str] = set()
     for run, revision in runs.items():
         relpath = f"{AUDIT_DIR}/{run}.jsonl"
         text = (root / relpath).read_bytes() if revision is None else \
-            (history.read_text(root, revision, relpath) or "").encode("utf-8")
+            (gitops.read_text(root, revision, relpath) or "").encode("utf-8")
         for number, raw in enumerate(text.splitlines(), 1):
             data = _parsed(raw)
             if data is not None and data.get("op") != EVIDENCE_OP:

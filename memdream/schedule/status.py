@@ -167,10 +167,10 @@ def _error_line(lines: list[str]) -> str | None:
 
 
 def _last_dream(memory: Path) -> dict[str, str] | None:
-    from memdream.gitops import history
+    from memdream import gitops
 
     try:
-        found = history.commits_with_trailers(memory, [trailer.RUN], max_count=1)
+        found = gitops.commits_with_trailers(memory, [trailer.RUN], max_count=1)
     except MemdreamError:
         return None
     if not found:

@@ -39,11 +39,11 @@ def test_deferred_values_parse_sessions_with_spaces_and_refuse_garbage() -> None
 def test_a_saved_ledger_catches_up_with_commits_made_since(memory: Path) -> None:
     state = memory / ".memdream"
     saved = Ledger([Entry("r1", 1, 1, CONSUMED)])
-    ledger_mod.save(state, saved, gitops.head_sha(memory))
+    ledger_mod.save(state, saved, gitops.resolve(memory))
     gitops.commit(memory, "memdream rollback: undo dream run r1", trailers=[("Memdream-Rollback", "r1"),
                   ("Memdream-Quarantine", "r1")], allow_empty=True)
     caught_up = ledger_mod.load(state, memory)
-    assert caught_up.status_of("r1") == QUARANTINED and caught_up.head == gitops.head_sha(memory)
+    assert caught_up.status_of("r1") == QUARANTINED and caught_up.head == gitops.resolve(memory)
 
 
 def test_a_lost_ledger_is_rebuilt_from_the_trailers(memory: Path) -> None:

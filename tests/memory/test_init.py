@@ -42,12 +42,12 @@ def test_init_writes_a_valid_plan_and_documented_settings(memory: Path) -> None:
 
 
 def test_init_on_an_existing_memory_changes_nothing(memory: Path, run) -> None:
-    head = gitops.head_sha(memory)
+    head = gitops.resolve(memory)
     before = {p: p.read_bytes() for p in memory.rglob("*") if p.is_file() and ".git/" not in str(p)}
     result = run("init", memory)
     assert result.exit_code == 0
     assert "already a memory; nothing changed" in result.stdout
-    assert gitops.head_sha(memory) == head
+    assert gitops.resolve(memory) == head
     after = {p: p.read_bytes() for p in memory.rglob("*") if p.is_file() and ".git/" not in str(p)}
     assert after == before
 
