@@ -44,6 +44,8 @@ def test_a_package_json_read_whole_becomes_the_projects_stack(run: Any, memory: 
     session.tool("Read", {"file_path": f"{SHOP}/package.json"}, json.dumps(PACKAGE, indent=2))
     session.tool("Read", {"file_path": f"{SHOP}/node_modules/zod/package.json"},
                  json.dumps({"name": "zod", "dependencies": {"left-pad": "1.0.0"}}))
+    session.tool("Read", {"file_path": f"{SHOP}/vendor-ui/packages/left-pad/package.json"},  # a part, deep down
+                 json.dumps({"name": "left-pad", "dependencies": {"left-pad": "1.0.0"}}))
     session.write(tmp_path / "logs")
     _dream(run, memory, tmp_path / "logs")
     [card] = _stack_cards(run, memory)
@@ -103,6 +105,7 @@ def test_only_a_reading_from_the_first_line_counts(call: dict[str, Any], expecte
 
 @pytest.mark.parametrize(("path", "text", "expected"), [
     ("Cargo.toml", '[workspace]\nmembers = ["core", "cli"]\n', "a Rust workspace of 2 crates (core, cli)"),
+    ("Cargo.toml", '[workspace]\nmembers = ["orchestrator"]\n', None),  # its one crate's manifest says more
     ("cli/Cargo.toml", '[package]\nname = "cli"\nversion = { workspace = true }\n', None),  # a member
     ("Cargo.toml", '[package]\nname = "ledger"\nedition = "2021"\n[dependencies]\nserde = "1"\n'
      'core = { path = "../core" }\n', "the Rust crate ledger (edition 2021); dependencies serde 1"),

@@ -10,7 +10,9 @@ card with its chain.
 Only a reading of the whole file counts: a ``grep``, a ``head -5`` or a file cut at the tool's
 output limit shows part of it, and a partial list of dependencies would be a wrong memory. Nor does
 a manifest of something else: one under ``node_modules``, ``vendor``, ``target`` or a virtualenv
-describes a dependency, not the project.
+describes a dependency, not the project; one more than a folder below the project's top describes a
+part of it (or another checkout inside it); a workspace member's, or a workspace of one crate, says
+less than the crate's own.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from memdream.dream.model import DreamContext, Episode, FactKey
 NAME = "manifests"
 UNIT = "session"
 MAX_DEPENDENCIES = 12  # per list: the line stays short enough to be resident in a recall
+MAX_DEPTH = 1  # folders below the project's top: package.json, todo-app/package.json
 # Claude Code's Read shows each line as "   12→text"; Codex's exec output starts after "Output:".
 _NUMBERED = re.compile(r"^\s*\d+→", re.MULTILINE)
 _EXEC_HEADER = re.compile(r"\A(?:.*\n)*?Output:\n", re.MULTILINE)
@@ -62,6 +65,8 @@ def _cargo_toml(text: str) -> str | None:
         return None  # a workspace member: the workspace's manifest says what the project is
     parts = []
     members = workspace.get("members") or []
+    if len(members) == 1:
+        return None  # a workspace of one crate: that crate's own manifest says what the project is
     if members:
         shown = ", ".join(members[:6]) + (", …" if len(members) > 6 else "")
         parts.append(f"a Rust workspace of {_count(len(members), 'crate')} ({shown})")
@@ -223,6 +228,8 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
         if not line:
             continue
         where = _where(path, project)
+        if where.count("/") > MAX_DEPTH:
+            continue  # deeper down, a manifest describes a part (or another checkout), not the project
         attribute = f"stack of {where}"
         text = f"In {project}, {where} shows: {line}."
         evidence = piece(event, line, kind="observation", layer="fact", statement=text, scope=project,
