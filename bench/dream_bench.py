@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth import build_card_memory, card_readings, synthetic_cards, synthetic_events  # noqa: E402
-from memdream.memory.create import init_memory  # noqa: E402
+from memdream.commands.init import init_memory  # noqa: E402
 
 ENV = {**os.environ, "NO_COLOR": "1", "MEMDREAM_NOW": "2027-01-01T00:00:00Z"}
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memdream.memory.create import init_memory  # noqa: E402
+from memdream.commands.init import init_memory  # noqa: E402
 
 TARGET = 50_000
 _WORDS = ("the export job failed again because the bucket moved to another region so we retried with "

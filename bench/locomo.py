@@ -45,7 +45,7 @@ def run_conversation(folder: Path, work: Path, budgets: list[int], settings: dic
                      ) -> dict[int, list[tuple[str, float]]]:
     """(category, score) per question, per budget."""
     from memdream import yamlio
-    from memdream.memory.create import init_memory
+    from memdream.commands.init import init_memory
 
     name = folder.name
     env = {**os.environ, "NO_COLOR": "1", "MEMDREAM_NOW": (folder / "NOW").read_text().strip()}

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.transcript_bench import ENV, write_folder  # noqa: E402
-from memdream.memory.create import init_memory  # noqa: E402
+from memdream.commands.init import init_memory  # noqa: E402
 
 MARKER = "#memdream:off"
 

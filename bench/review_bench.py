@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth import synthetic_cards  # noqa: E402
 from memdream import yamlio  # noqa: E402
-from memdream.memory.create import init_memory  # noqa: E402
+from memdream.commands.init import init_memory  # noqa: E402
 
 ENV = {**{name: value for name, value in os.environ.items() if not name.startswith(("MEMDREAM_", "GIT_"))},
        "NO_COLOR": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",

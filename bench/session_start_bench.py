@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.synth import synthetic_cards  # noqa: E402
 from memdream import yamlio  # noqa: E402
-from memdream.memory.create import init_memory  # noqa: E402
+from memdream.commands.init import init_memory  # noqa: E402
 
 PROJECTS = [f"project-{number}" for number in range(10)]
 ENV = {**{name: value for name, value in os.environ.items() if not name.startswith(("MEMDREAM_", "GIT_"))},

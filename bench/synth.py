@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 
 from memdream import yamlio
+from memdream.commands.init import init_memory
 from memdream.memory.card import Card, Evidence
-from memdream.memory.create import init_memory
 
 _SUBJECTS = ["export-bucket", "postgres", "ci", "api", "deploy", "cache", "queue", "auth", "billing", "search"]
 _ATTRIBUTES = ["region", "version", "owner", "endpoint", "timeout", "schedule", "command", "limit"]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memdream import yamlio
 from memdream.cli import app
-from memdream.memory.create import init_memory
+from memdream.commands.init import init_memory
 
 FIXED_NOW = "2026-11-30T12:00:00Z"
 

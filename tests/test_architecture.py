@@ -133,7 +133,7 @@ def test_every_stage_of_the_pipeline_is_known_here() -> None:
 
 
 # What the memory model may lean on: the bottom of the house (and git, where a memory is a repository).
-MEMORY_MAY_IMPORT = frozenset({"memdream", "memdream.errors", "memdream.schemas", "memdream.yamlio", "memdream.jsonio",
+MEMORY_MAY_IMPORT = frozenset({"memdream.errors", "memdream.schemas", "memdream.yamlio", "memdream.jsonio",
                                "memdream.clock", "memdream.gitops"})
 
 

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from memdream import yamlio
+from memdream.commands.remember import AGENT, Fact, note_event, plan_event, store
 from memdream.errors import InvalidInput
 from memdream.memory.paths import MemoryPaths
 from memdream.memory.raw import RawLayer
 from memdream.memory.store import Memory
 from memdream.memory.tags import UNTRUSTED
-from memdream.notes import AGENT, Fact, note_event, plan_event, store
 from tests.transcripts import ClaudeSession
 
 REPO = Path(__file__).resolve().parents[1]

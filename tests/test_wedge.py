@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from memdream import gitops
+from memdream.commands.init import init_memory
 from memdream.errors import Busy, GitError
 from memdream.memory import cardcache, locate
-from memdream.memory.create import init_memory
 from memdream.memory.journal import journal_path
 from memdream.memory.lock import index_lock, writer_lock
 from tests.dream.generator import build, write

@@ -11,7 +11,7 @@ from memdream.cli.options import DataFormat, FormatOption
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
-    from memdream.memory.create import InitResult
+    from memdream.commands.init import InitResult
 
 
 def init(
@@ -33,7 +33,7 @@ def init(
 
     On a folder that already is a memory, say so and change nothing.
     """
-    from memdream.memory.create import init_memory
+    from memdream.commands.init import init_memory
 
     emit(init_memory(path, in_repo=in_repo, commit=commit), output, _render)
 

@@ -10,7 +10,7 @@ from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
-    from memdream.notes import Remembered
+    from memdream.commands.remember import Remembered
 
 
 def remember(
@@ -47,10 +47,10 @@ def remember(
     given twice the same day is stored once.
     """
     from memdream.clock import now_iso
+    from memdream.commands.remember import USER, Fact, note_event, store
     from memdream.errors import UsageError
     from memdream.ingest.record import cli_session
     from memdream.memory.store import Memory
-    from memdream.notes import USER, Fact, note_event, store
 
     if scope is not None and not scope.strip():
         raise UsageError("--scope must name a project, not be empty")

@@ -2,7 +2,7 @@
 for it to leave, over stdio.
 
 Four tools (docs/mcp.md): ``recall`` and ``plan`` read; ``remember`` and ``plan_update`` append one
-raw event each (:mod:`memdream.notes`), never a card, so that whatever an agent says still passes
+raw event each (:mod:`memdream.commands.remember`), never a card, so that whatever an agent says still passes
 dreaming and git review. The tools are plain methods of :class:`MemoryTools`;
 :func:`memdream.mcp.protocol.build` declares them to the SDK.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memdream.commands.remember import AGENT, Fact, Remembered, mcp_session, note_event, plan_event, store
 from memdream.errors import InvalidInput
-from memdream.notes import AGENT, Fact, Remembered, mcp_session, note_event, plan_event, store
 
 CALL_LOG = "mcp.jsonl"
 DEFAULT_LOCK_WAIT = 5.0  # seconds a write waits for a dream or ingest before it says "busy"

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memdream.commands.init import init_memory
 from memdream.dream.budget import DreamBudget, within
 from memdream.dream.pipeline import dream
-from memdream.memory.create import init_memory
 from memdream.memory.store import Memory
 from tests.gitutil import git
 from tests.transcripts import billing_api_project

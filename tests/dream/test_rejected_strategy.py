@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memdream.memory.create import init_memory
+from memdream.commands.init import init_memory
 from tests.transcripts import billing_api_project
 
 

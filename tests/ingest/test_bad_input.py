@@ -269,7 +269,7 @@ def test_future_timestamps_are_kept_and_tagged(memory: Path, tmp_path: Path, wor
 
 
 def test_future_timestamps_are_counted_and_do_not_change_ids(tmp_path: Path) -> None:
-    from memdream.memory.create import init_memory
+    from memdream.commands.init import init_memory
 
     root = tmp_path / "memory"
     init_memory(root)
@@ -294,7 +294,7 @@ def test_future_timestamps_are_counted_and_do_not_change_ids(tmp_path: Path) -> 
 
 
 def test_an_empty_transcript_in_a_folder_is_skipped_and_reported(tmp_path: Path) -> None:
-    from memdream.memory.create import init_memory
+    from memdream.commands.init import init_memory
 
     root = tmp_path / "memory"
     init_memory(root)

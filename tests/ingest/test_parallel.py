@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from memdream.commands.init import init_memory
 from memdream.ingest import workers
 from memdream.ingest.prepare import prepare_chunk
 from memdream.jsonio import dumps_canonical
-from memdream.memory.create import init_memory
 from tests.gitutil import git
 
 SMALL_CHUNK = 2000  # bytes: the test logs below become dozens of chunks

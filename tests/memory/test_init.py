@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from memdream import gitops, yamlio
-from memdream.memory.create import init_memory
+from memdream.commands.init import init_memory
 from memdream.memory.store import Memory
 from tests.gitutil import git
 

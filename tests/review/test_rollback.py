@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from memdream.memory.create import init_memory
+from memdream.commands.init import init_memory
 from tests.gitutil import git
 from tests.review.dream_history import bookkeeping_commit
 from tests.transcripts import billing_api_project, chat_file

@@ -140,7 +140,7 @@ def test_every_interval_becomes_cron_fields_and_a_bad_one_is_a_usage_error(run: 
 
 
 def test_uninstall_removes_only_its_own_entry(run: Any, memory: Path, tmp_path: Path, crontab: Path) -> None:
-    from memdream.memory.create import init_memory
+    from memdream.commands.init import init_memory
 
     other = tmp_path / "other" / "mem"  # a second memory of the same folder name
     init_memory(other)
