@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP)
 	bash scripts/demo.sh $(BIN)
 
+# The suite in parallel, one worker per core (pytest-xdist): ~4 minutes on 2 cores instead of ~6.5.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # sample-memory/ is what dream makes of sample-memory/logs; regenerate it when dream changes.
 sample: $(STAMP)
