@@ -29,12 +29,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.real_sessions import folders  # noqa: E402
 from memdream.ingest import sources as sources_mod  # noqa: E402
 from memdream.ingest.adapters import ParseContext, adapters, detect, memory_files  # noqa: E402
 from memdream.ingest.prepare import NOT_REDACTED, redact_event  # noqa: E402
 from memdream.redact import Redactor, default_redactor  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "real-sessions"
 CONTEXT = 60  # characters shown on each side of a redacted span
 
 
@@ -133,17 +133,6 @@ def project_redactions(folder: Path, context: int) -> ProjectRedactions:
                 result.redactions.append(Redaction(name, label, path, kind, text[max(0, start - context):start],
                                                    text[start:end], text[end:end + context]))
     return result
-
-
-def folders(names: list[str] | None) -> list[Path]:
-    if not DATA.is_dir():
-        raise SystemExit(f"real-sessions data not found at {DATA} (expected ../shared next to this repository)")
-    found = sorted(path for path in DATA.iterdir() if path.is_dir() and path.name != "gold")
-    if names:
-        if missing := set(names) - {path.name for path in found}:
-            raise SystemExit(f"no such project folder: {', '.join(sorted(missing))}")
-        found = [path for path in found if path.name in names]
-    return found
 
 
 def print_table(results: list[ProjectRedactions]) -> None:
