@@ -82,13 +82,9 @@ def attribute_stats(key_stats: dict[FactKey, KeyStats]) -> dict[str, AttributeSt
     return found
 
 
-def state_path(state_dir: Path) -> Path:
-    return dream_state_path(state_dir)
-
-
 def load(state_dir: Path) -> DreamState | None:
     try:
-        data = json.loads(state_path(state_dir).read_text(encoding="utf-8"))
+        data = json.loads(dream_state_path(state_dir).read_text(encoding="utf-8"))
         if data.get("version") != STATE_VERSION:
             return None
         return DreamState.from_dict(data)
@@ -97,7 +93,7 @@ def load(state_dir: Path) -> DreamState | None:
 
 
 def save(state_dir: Path, state: DreamState) -> None:
-    write_atomic(state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True))
+    write_atomic(dream_state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True))
 
 
 def consumed_from_git(root: Path) -> int:

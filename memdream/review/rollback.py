@@ -15,12 +15,12 @@ from typing import Any
 
 from memdream import gitops
 from memdream.dream import ledger as ledger_mod
-from memdream.dream import state as state_mod
 from memdream.errors import GitError, MemdreamError, UsageError
 from memdream.memory import journal
 from memdream.memory import trailers as trailer
 from memdream.memory.journal import TRACKED, pause_for_tests
 from memdream.memory.lock import WRITER_WAIT_SECONDS, index_lock, lock_wait_seconds, writer_lock
+from memdream.memory.paths import dream_state_path
 from memdream.memory.store import Memory
 from memdream.review.history import DreamRun, find_run, live_dreams, undone_runs
 
@@ -143,7 +143,7 @@ def _update_ledger(memory: Memory, head: str) -> None:
     # HEAD moved, so the ledger is rebuilt from the trailers, this commit's included.
     ledger_mod.save(memory.paths.state, ledger_mod.load(memory.paths.state, memory.root), head)
     # The admission statistics counted the undone runs' events: rebuilt by the next dream without them.
-    state_mod.state_path(memory.paths.state).unlink(missing_ok=True)
+    dream_state_path(memory.paths.state).unlink(missing_ok=True)
 
 
 def _subject(undone: list[DreamRun]) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdream.clock import format_timestamp, now, parse_timestamp
-from memdream.memory.paths import INDEX_FILE, LAYERS
+from memdream.memory.paths import INDEX_FILE, LAYERS, dream_state_path
 from memdream.memory.raw import RawLayer, SegmentRecord
 from memdream.memory.store import Memory
 
@@ -239,7 +239,7 @@ def _saved_state(memory: Memory) -> dict[str, Any] | None:
     from memdream.dream import state as state_mod
 
     try:
-        data = json.loads(state_mod.state_path(memory.paths.state).read_text(encoding="utf-8"))
+        data = json.loads(dream_state_path(memory.paths.state).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("version") == state_mod.STATE_VERSION else None

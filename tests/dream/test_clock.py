@@ -16,6 +16,7 @@ import yaml
 from memdream import yamlio
 from memdream.dream import state as state_mod
 from memdream.dream.decay import CLOCK_JUMP_DAYS
+from memdream.memory.paths import dream_state_path
 from tests.conftest import card_data
 from tests.gitutil import git
 
@@ -115,7 +116,7 @@ def test_a_gap_within_the_limit_decays_as_usual(memory: Path, tmp_path: Path) ->
 def test_the_previous_dream_is_found_in_git_when_the_local_state_is_lost(memory: Path, tmp_path: Path) -> None:
     first_dream(memory, tmp_path)
     write_cards(memory, 2, status="inferred")
-    state_mod.state_path(memory / ".memdream").unlink()
+    dream_state_path(memory / ".memdream").unlink()
     assert state_mod.previous_run(memory / ".memdream") == START
     report = dream(memory, "2030-01-01T00:00:00Z")
     assert any(warning.startswith("clock jump:") for warning in report["warnings"])
@@ -136,9 +137,9 @@ def test_state_keeps_last_run_and_reads_states_without_it(tmp_path: Path) -> Non
     state_mod.save(tmp_path, state)
     loaded = state_mod.load(tmp_path)
     assert loaded is not None and loaded.last_run == START and loaded.consumed == 3
-    data = json.loads(state_mod.state_path(tmp_path).read_text(encoding="utf-8"))
+    data = json.loads(dream_state_path(tmp_path).read_text(encoding="utf-8"))
     del data["last_run"]
-    state_mod.state_path(tmp_path).write_text(json.dumps(data), encoding="utf-8")
+    dream_state_path(tmp_path).write_text(json.dumps(data), encoding="utf-8")
     older = state_mod.load(tmp_path)
     assert older is not None and older.last_run is None and older.consumed == 3
     assert state_mod.previous_run(tmp_path) is None  # no state's time and no git repository
