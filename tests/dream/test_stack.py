@@ -44,6 +44,8 @@ def test_a_package_json_read_whole_becomes_the_projects_stack(run: Any, memory: 
     session.tool("Read", {"file_path": f"{SHOP}/package.json"}, json.dumps(PACKAGE, indent=2))
     session.tool("Read", {"file_path": f"{SHOP}/node_modules/zod/package.json"},
                  json.dumps({"name": "zod", "dependencies": {"left-pad": "1.0.0"}}))
+    session.tool("Read", {"file_path": "/home/dev/other-app/package.json"},  # another project's
+                 json.dumps({"name": "other-app", "dependencies": {"left-pad": "1.0.0"}}))
     session.tool("Read", {"file_path": f"{SHOP}/vendor-ui/packages/left-pad/package.json"},  # a part, deep down
                  json.dumps({"name": "left-pad", "dependencies": {"left-pad": "1.0.0"}}))
     session.write(tmp_path / "logs")

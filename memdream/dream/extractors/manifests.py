@@ -199,14 +199,14 @@ def stack_line(path: str, text: str) -> str | None:
         return None
 
 
-def _where(path: str, project: str) -> str:
-    """The manifest as a developer names it: relative to the project folder when the path shows it, as
-    written when relative (to the folder the agent worked in), else its file name."""
+def _where(path: str, project: str) -> str | None:
+    """The manifest as a developer names it: as written when relative (to the folder the agent worked
+    in), else relative to the project folder; None for an absolute path outside it (another project's)."""
     if not path.startswith(("/", "~")):
         return path.removeprefix("./")
     marker = f"/{project}/".lower()
     at = path.lower().rfind(marker)
-    return path[at + len(marker):] if at >= 0 else path.rsplit("/", 1)[-1]
+    return path[at + len(marker):] if at >= 0 else None
 
 
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
@@ -228,8 +228,8 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
         if not line:
             continue
         where = _where(path, project)
-        if where.count("/") > MAX_DEPTH:
-            continue  # deeper down, a manifest describes a part (or another checkout), not the project
+        if where is None or where.count("/") > MAX_DEPTH:
+            continue  # another project's, or deeper down a part of this one (or another checkout in it)
         attribute = f"stack of {where}"
         text = f"In {project}, {where} shows: {line}."
         evidence = piece(event, line, kind="observation", layer="fact", statement=text, scope=project,
