@@ -20,6 +20,11 @@ from __future__ import annotations
 
 import re
 
+GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
+_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
+_KEY_BLOCK = "-----BEGIN"
+_DIGIT_GROUP = re.compile(r"[0-9()+.-]+|[|:,;=]")  # a group of a number, or a lone separator
+
 # The whole text wrapped in one tag: <task-notification>…</task-notification>.
 _WRAPPED = re.compile(r"<([A-Za-z][\w:-]*)(?:\s[^>]*)?>.*</\1>", re.DOTALL)
 # An opening tag alone on the first line: the harness's structured notices (<system-reminder>, …).
@@ -101,3 +106,22 @@ def _users_section(template: str) -> str | None:
     fenced = _FENCED.search(section)  # a template quotes the user's input in a code block: that block
     words = _PLACEHOLDER.sub("", fenced.group("body") if fenced else section).strip()
     return words or None
+
+
+def headline(text: str, limit: int = GOAL_LIMIT) -> str:
+    """The first paragraph of ``text`` on one line, cut at a word boundary to ``limit`` characters.
+
+    The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
+    (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
+    start of a phone or card number). A first "word" longer than ``limit`` gives no headline.
+    """
+    block = text.find(_KEY_BLOCK)
+    if block >= 0:
+        text = text[:block]
+    line = next((" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"
+    while words and _DIGIT_GROUP.fullmatch(words[-1]):
+        words.pop()
+    return " ".join(words) + "…" if words else ""

@@ -158,3 +158,18 @@ def test_git_is_one_self_contained_module() -> None:
             if name != "memdream.gitops" and any(item == "git" or item.startswith("git.") for item in named):
                 importers.append(name)
     assert importers == []
+
+
+PEERS = ("ingest", "dream", "recall", "lint")
+
+
+def test_ingest_dream_recall_and_lint_never_import_one_another() -> None:
+    """They meet in memory/ and the shared modules (ARCHITECTURE.md): one of them importing another
+    would tie two stages of the product together."""
+    def peer(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[1] in PEERS else None
+
+    crossing = sorted(f"{name} -> {target}" for name, targets in import_graph().items() if peer(name)
+                      for target in targets if peer(target) and peer(target) != peer(name))
+    assert crossing == []

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
 from memdream.injection import reads_like_instruction
-from memdream.memory.plan import writes_plan
+from memdream.memory.plan import is_report, writes_plan
 from memdream.memory.raw import event_hash
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import UNTRUSTED
@@ -195,5 +195,9 @@ def run(ctx: DreamContext) -> None:
             _facts(ctx, event, targets)
             if writes_plan(event):
                 ctx.plan_events.append(event)
+            elif is_report(event):
+                ctx.reports[event["session"]] = event
+            elif event["kind"] == "tool_call":
+                ctx.tool_calls[event["session"]] = ctx.tool_calls.get(event["session"], 0) + 1
     run_extractors(ctx)
     _update_stats(ctx)

@@ -173,6 +173,9 @@ class DreamContext:
     pieces: dict[FactKey, list[Piece]] = field(default_factory=dict)  # new evidence per key
     key_names: dict[FactKey, tuple[str, str]] = field(default_factory=dict)  # display subject/attribute
     plan_events: list[dict[str, Any]] = field(default_factory=list)
+    # Per session of this run: its last report (the agent's last message) and how many tool calls it made.
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_calls: dict[str, int] = field(default_factory=dict)
     proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (versions.Proposal)
     not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory
     refused: list[Refusal] = field(default_factory=list)  # those keys, each with its reason and evidence

@@ -3,7 +3,10 @@
 The newest ``goal`` event sets the goal (a session's task, as ingest reads it from the user's first
 request; a goal that asks for nothing, harness text that an older ingest took for a request, is
 passed over: :func:`memdream.harness.request`); a session without one is known by its title (a note
-tagged ``title``: Claude Code's ``ai-title`` or ``summary``) when it has one. The newest ``plan`` event
+tagged ``title``: Claude Code's ``ai-title`` or ``summary``) when it has one, else by its summary: the
+first paragraph of the agent's last message, when the session did some work (a few tool calls) and that
+message does not end on a question (a template run as it stands, ``/speckit.tasks`` with no words of
+the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). The newest ``plan`` event
 (a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
 sentence to done. Done items drop out of next.
 
@@ -23,12 +26,14 @@ from typing import Any
 
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
-from memdream.harness import request
+from memdream.harness import headline, request
 from memdream.memory.plan import PlanItem, writes_plan
 from memdream.memory.refs import event_ref
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
+MIN_REPORTED_WORK = 3  # tool calls: a session that made fewer did nothing its last message could summarize
+_MARKUP = re.compile(r"\*\*|__|^#+\s*", re.MULTILINE)
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
 
 
@@ -57,7 +62,9 @@ def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
     with_goal = {event["session"] for event in goals}
     titled = [event for event in events if event["kind"] == "note" and event["session"] not in with_goal
               and _goal_text(event)]
-    goals = sorted([*goals, *_last_of_each_session(titled)], key=lambda event: (event["ts"], event["id"]))
+    titled = _last_of_each_session(titled)
+    known = with_goal | {event["session"] for event in titled}
+    goals = sorted([*goals, *titled, *_summaries(ctx, known)], key=lambda event: (event["ts"], event["id"]))
     if not goals:
         return
     ctx.plan.goal = _goal_text(goals[-1])
@@ -67,6 +74,19 @@ def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
         if scope is not None:
             scoped[scope] = PlanItem(_goal_text(event), _ref(event), scope)
     ctx.plan.goals = sorted(scoped.values(), key=lambda item: item.scope or "")
+
+
+def _summaries(ctx: DreamContext, known: set[str]) -> list[dict[str, Any]]:
+    """For each session of this run with neither a goal nor a title: its summary, as a goal-like
+    event (see the module's docstring), or nothing."""
+    found = []
+    for session, report in ctx.reports.items():
+        if session in known or ctx.tool_calls.get(session, 0) < MIN_REPORTED_WORK:
+            continue
+        text = headline(_MARKUP.sub("", str(report["text"])))
+        if text and not text.rstrip("…").rstrip().endswith("?") and request(text):
+            found.append({**report, "goal": text})
+    return found
 
 
 def _last_of_each_session(titles: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,7 +110,7 @@ def _next(ctx: DreamContext, plans: list[dict[str, Any]]) -> None:
 def run(ctx: DreamContext) -> None:
     allowed = (event for event in ctx.plan_events if writes_plan(event))
     events = sorted(allowed, key=lambda event: (event["ts"], event["id"]))
-    if not events:
+    if not events and not ctx.reports:
         return
     plan = ctx.plan
     before = plan.to_dict()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.memory.tags import TITLE_TAG, UNTRUSTED
+from memdream.memory.tags import SIDECHAIN_TAG, TITLE_TAG, UNTRUSTED
 
 PLAN_KEY_ORDER = ("goal", "next", "done", "goals", "updated_at")
 
@@ -82,3 +82,13 @@ def writes_plan(event: dict[str, Any]) -> bool:
     if kind in ("plan", "goal"):
         return event.get("actor", "agent") in ("user", "agent")
     return kind == "outcome" and bool(event.get("ok"))
+
+
+def is_report(event: dict[str, Any]) -> bool:
+    """Whether a raw ``event`` is the agent telling the user what it did: a message of the main
+    agent (not a sub-agent's, not text a tool returned). A session's last one is its summary, the
+    goal of a session that has neither a request of the user's own nor a title (a command template
+    run as it stands)."""
+    tags = event.get("tags", ())
+    return (event["kind"] == "message" and event.get("actor") == "agent" and SIDECHAIN_TAG not in tags
+            and UNTRUSTED not in tags and bool(str(event.get("text") or "").strip()))

@@ -16,21 +16,17 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memdream import jsonio, schemas
-from memdream.harness import request
+from memdream.harness import headline, request
 from memdream.ingest.adapters.context import CUT_LINE_REASON, ParseContext
 from memdream.ingest.validate import calendar_valid, fast_valid, is_future, ts_problem
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, SIDECHAIN_TAG
 
 Event = dict[str, Any]
 
-GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
 MAX_ID = 256  # raw-event.schema.json
 # Todo statuses as Claude Code's TodoWrite and Codex's update_plan write them.
 _PLANNED = ("pending", "in_progress")
 _DONE = ("completed",)
-_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
-_KEY_BLOCK = "-----BEGIN"
-_DIGIT_GROUP = re.compile(r"[0-9()+.-]+|[|:,;=]")  # a group of a number, or a lone separator
 
 # jsonschema's pattern messages quote the whole regex; these say what is wrong instead.
 _PATTERN_HINTS = {
@@ -226,25 +222,6 @@ def derived_id(base: Any, suffix: str) -> str | None:
     if not isinstance(base, str) or len(base) + len(suffix) > MAX_ID:
         return None
     return base + suffix
-
-
-def headline(text: str, limit: int = GOAL_LIMIT) -> str:
-    """The first paragraph of ``text`` on one line, cut at a word boundary to ``limit`` characters.
-
-    The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
-    (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
-    start of a phone or card number). A first "word" longer than ``limit`` gives no headline.
-    """
-    block = text.find(_KEY_BLOCK)
-    if block >= 0:
-        text = text[:block]
-    line = next((" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()), "")
-    if len(line) <= limit:
-        return line
-    words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"
-    while words and _DIGIT_GROUP.fullmatch(words[-1]):
-        words.pop()
-    return " ".join(words) + "…" if words else ""
 
 
 def goal_before(message: Event) -> Event | None:

@@ -1,0 +1,64 @@
+"""A session with neither a request of the user's own nor a title (a command template run as it
+stands) is known by its summary: the agent's last message, when the session did some work and that
+message is not a question. End to end through real processes: init, ingest, dream, plan.yaml."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TEMPLATE = ("## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before proceeding (if not "
+            "empty).\n\n## Outline\n\n1. Run `scripts/check.sh --json` and write tasks.md.")
+
+
+def memdream(*args: str | Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "memdream", *map(str, args)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def dreamed_plan(root: Path, sessions: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    lines = []
+    for number, events in enumerate(sessions, start=1):
+        lines += [{"session": f"s{number}", "ts": f"2026-11-0{number}T09:00:{second:02d}Z",
+                   "tags": ["project:billing-api"], **event} for second, event in enumerate(events)]
+    log = root / "events.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    memory = root / "memory"
+    memdream("init", memory)
+    memdream("ingest", log, "--log-format", "memdream", "-m", memory)
+    memdream("dream", "-m", memory)
+    return yaml.safe_load((memory / "plan.yaml").read_text())
+
+
+def worked(report: str, calls: int = 3) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [{"kind": "message", "actor": "user", "text": TEMPLATE}]
+    for number in range(calls):
+        events += [{"kind": "tool_call", "actor": "agent", "tool": "shell", "id": f"c{number}",
+                    "args": {"command": f"cat part{number}.md"}},
+                   {"kind": "tool_result", "actor": "tool", "tool": "shell", "call_id": f"c{number}", "ok": True,
+                    "text": "..."}]
+    return [*events, {"kind": "message", "actor": "agent", "text": "Looking at the spec first."},
+            {"kind": "message", "actor": "agent", "text": report}]
+
+
+FIRST = [{"kind": "goal", "actor": "user", "goal": "fix the rounding of invoice totals"}]
+
+
+def test_a_template_run_is_known_by_what_its_last_message_reports(tmp_path: Path) -> None:
+    plan = dreamed_plan(tmp_path, [FIRST, worked("**Tasks Overview**\n- Task plan saved to `specs/007-export/tasks.md`, "
+                                                 "28 checklist items.\n\nNext: run the setup phase.")])
+    assert plan["goal"] == "Tasks Overview - Task plan saved to `specs/007-export/tasks.md`, 28 checklist items."
+    assert [item["scope"] for item in plan["goals"]] == ["billing-api"]
+    assert plan["goals"][0]["evidence"][0].startswith("log://s2#")
+
+
+def test_a_session_that_did_little_or_ends_on_a_question_keeps_the_older_goal(tmp_path: Path) -> None:
+    idle = worked("Which spec should I run this on?", calls=3)
+    barely = worked("Read the instructions. All set.", calls=2)
+    plan = dreamed_plan(tmp_path, [FIRST, idle, barely])
+    assert plan["goal"] == "fix the rounding of invoice totals"
