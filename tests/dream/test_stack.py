@@ -122,3 +122,35 @@ def test_only_a_reading_from_the_first_line_counts(call: dict[str, Any], expecte
 ])
 def test_what_a_manifest_says(path: str, text: str, expected: str | None) -> None:
     assert stack_line(path, text) == expected
+
+
+def test_a_package_jsons_scripts_say_how_to_build_test_and_run(run: Any, memory: Path, tmp_path: Path) -> None:
+    session = ClaudeSession("5c1d0001-9f41-4d6e-b8a3-000000000007", SHOP, _start(3))
+    session.user("Add a cart badge that shows the number of items.")
+    package = {**PACKAGE, "packageManager": "pnpm@9.1.0",
+               "scripts": {**PACKAGE["scripts"], "postinstall": "patch-package", "lint": "eslint ."}}
+    session.tool("Read", {"file_path": f"{SHOP}/web/package.json"}, json.dumps(package, indent=2))
+    session.write(tmp_path / "logs")
+    _dream(run, memory, tmp_path / "logs")
+    cards = json.loads(run("cards", "-m", memory, "--format", "json", "--type", "fact").stdout)
+    [scripts] = [card for card in cards if "scripts" in card.get("tags", [])]
+    assert scripts["attribute"] == "scripts of web/package.json"
+    assert scripts["statement"] == ("In shop-web, web/package.json's scripts (in web): `pnpm run build`, "
+                                    "`pnpm run dev`, `pnpm test`, `pnpm run lint`.")  # no postinstall
+    assert len(_stack_cards(run, memory)) == 1
+
+
+def test_a_codex_commands_output_read_through_write_stdin_is_that_commands(run: Any, memory: Path,
+                                                                              tmp_path: Path) -> None:
+    rollout = CodexSession("0199a1b2-0000-7000-8000-00000000c0de", SHOP, _start(4))
+    rollout.user("Which test runner does this project use?")
+    started = rollout._call("exec_command", {"cmd": "cat package.json", "workdir": SHOP})
+    rollout._output(started, "Chunk ID: 1a2b3c\nWall time: 1.0 seconds\nProcess running with session ID 4242\n"
+                             "Original token count: 0\nOutput:\n")
+    polled = rollout._call("write_stdin", {"session_id": 4242, "chars": "", "yield_time_ms": 1000})
+    rollout._output(polled, "Chunk ID: 4d5e6f\nWall time: 0.2 seconds\nProcess exited with code 0\n"
+                            "Original token count: 120\nOutput:\n" + json.dumps(PACKAGE, indent=2) + "\n")
+    rollout.write(tmp_path / "logs")
+    _dream(run, memory, tmp_path / "logs")
+    [card] = _stack_cards(run, memory)
+    assert card["attribute"] == "stack of package.json" and "vitest ^2.1.1" in card["statement"]

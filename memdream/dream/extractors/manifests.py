@@ -7,6 +7,10 @@ it pins, the services it runs. One fact per project and manifest file (key (proj
 package.json``)), its value a short line; the newest reading wins, so an upgrade supersedes the old
 card with its chain.
 
+A package.json also says how to build, test, lint and run the project: its scripts with a name that
+says so become a second fact (``scripts of package.json``: ``npm run build``, ``npm test``, in the
+runner its ``packageManager`` names).
+
 Only a reading of the whole file counts: a ``grep``, a ``head -5`` or a file cut at the tool's
 output limit shows part of it, and a partial list of dependencies would be a wrong memory. Nor does
 a manifest of something else: one under ``node_modules``, ``vendor``, ``target`` or a virtualenv
@@ -56,6 +60,25 @@ def _package_json(text: str) -> str | None:
         if listed:
             parts.append(f"{label} {listed}")
     return "; ".join(parts) or None
+
+
+# The scripts whose names say what they are for, in the order a developer reads them.
+SCRIPT_PURPOSES = ("build", "dev", "start", "test", "test:unit", "test:integration", "test:e2e", "e2e", "lint",
+                   "format", "fmt", "typecheck", "type-check", "check", "ci")
+_BUILT_IN_SCRIPTS = frozenset({"test", "start"})  # `npm test`, not `npm run test`
+
+
+def package_scripts(text: str) -> str | None:
+    """How a package.json says to build, test, lint, run: its scripts with a name that says so, as
+    the commands to type (``npm run build``, ``npm test``; the runner its ``packageManager`` names)."""
+    data = json.loads(text)
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return None
+    manager = str(data.get("packageManager") or "npm").split("@", 1)[0] or "npm"
+    found = [(f"{manager} {name}" if name in _BUILT_IN_SCRIPTS else f"{manager} run {name}")
+             for name in SCRIPT_PURPOSES if isinstance(scripts.get(name), str)]
+    return ", ".join(f"`{command}`" for command in found) or None
 
 
 def _cargo_toml(text: str) -> str | None:
@@ -160,6 +183,17 @@ def read_path(call: dict[str, Any]) -> tuple[str, int | None] | None:
     return _reading(command) if isinstance(command, str) else None
 
 
+def _result_reading(result: dict[str, Any], calls: dict[str, dict[str, Any]]) -> tuple[str, int | None] | None:
+    """What a tool result shows: by its call, else by the command ingest copied onto it (the output of
+    Codex's ``write_stdin`` is that of the ``exec_command`` it continues: ``cat package.json``)."""
+    call = calls.get(str(result.get("call_id") or ""))
+    reading = read_path(call) if call is not None else None
+    args = result.get("args")
+    if reading is None and isinstance(args, dict) and isinstance(args.get("command"), str) and args["command"]:
+        return _reading(args["command"])
+    return reading
+
+
 def _reading(command: str) -> tuple[str, int | None] | None:
     if any(mark in command for mark in "|;&><`$"):
         return None
@@ -218,8 +252,7 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
     for event in events:
         if event["kind"] != "tool_result" or event.get("ok") is False or not trusted(event):
             continue
-        call = calls.get(str(event.get("call_id") or ""))
-        reading = read_path(call) if call is not None else None
+        reading = _result_reading(event, calls)
         if reading is None:
             continue
         path, limit = reading
@@ -230,11 +263,18 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
         where = _where(path, project)
         if where is None or where.count("/") > MAX_DEPTH:
             continue  # another project's, or deeper down a part of this one (or another checkout in it)
-        attribute = f"stack of {where}"
-        text = f"In {project}, {where} shows: {line}."
-        evidence = piece(event, line, kind="observation", layer="fact", statement=text, scope=project,
-                         tags=(*scope_tags(project), "stack"), source=NAME)
-        yield Candidate(FactKey.of(project, attribute), (project, attribute), evidence)
+        yield _fact(event, project, f"stack of {where}", line, f"In {project}, {where} shows: {line}.", "stack")
+        scripts = package_scripts(shown) if where.rsplit("/", 1)[-1] == "package.json" else None
+        if scripts:
+            folder = f" (in {where.rsplit('/', 1)[0]})" if "/" in where else ""
+            yield _fact(event, project, f"scripts of {where}", scripts,
+                        f"In {project}, {where}'s scripts{folder}: {scripts}.", "scripts")
+
+
+def _fact(event: dict[str, Any], project: str, attribute: str, value: str, text: str, tag: str) -> Candidate:
+    evidence = piece(event, value, kind="observation", layer="fact", statement=text, scope=project,
+                     tags=(*scope_tags(project), tag), source=NAME)
+    return Candidate(FactKey.of(project, attribute), (project, attribute), evidence)
 
 
 def _count(number: int, noun: str) -> str:
