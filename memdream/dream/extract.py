@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece, normalize_value
 from memdream.injection import reads_like_instruction
-from memdream.memory.plan import is_report, writes_plan
+from memdream.memory.plan import is_report, is_request, writes_plan
 from memdream.memory.raw import event_hash
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import UNTRUSTED
@@ -32,6 +32,7 @@ from memdream.memory.tags import UNTRUSTED
 if TYPE_CHECKING:
     from memdream.redact import Redactor
 
+FIRST_REQUESTS = 4  # user messages per session kept for the plan to read what a session is for
 _KIND_OF_EVENT = {"note": "note", "message": "message", "tool_result": "observation",
                   "feedback": "feedback", "outcome": "outcome", "goal": "note", "plan": "note"}
 
@@ -197,6 +198,10 @@ def run(ctx: DreamContext) -> None:
                 ctx.plan_events.append(event)
             elif is_report(event):
                 ctx.reports[event["session"]] = event
+            elif is_request(event):
+                asked = ctx.requests.setdefault(event["session"], [])
+                if len(asked) < FIRST_REQUESTS:
+                    asked.append(event)
             elif event["kind"] == "tool_call":
                 ctx.tool_calls[event["session"]] = ctx.tool_calls.get(event["session"], 0) + 1
     run_extractors(ctx)

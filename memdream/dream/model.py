@@ -175,6 +175,7 @@ class DreamContext:
     plan_events: list[dict[str, Any]] = field(default_factory=list)
     # Per session of this run: its last report (the agent's last message) and how many tool calls it made.
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # the first few user messages
     tool_calls: dict[str, int] = field(default_factory=dict)
     proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (versions.Proposal)
     not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory

@@ -6,7 +6,9 @@ passed over: :func:`memdream.harness.request`); a session without one is known b
 tagged ``title``: Claude Code's ``ai-title`` or ``summary``) when it has one, else by its summary: the
 first paragraph of the agent's last message, when the session did some work (a few tool calls) and that
 message does not end on a question (a template run as it stands, ``/speckit.tasks`` with no words of
-the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). The newest ``plan`` event
+the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). A first request of a few
+plain words ("we were working on the task", "fix it") says less than the user's next one when that
+one spells the task out: the goal is then that next request. The newest ``plan`` event
 (a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
 sentence to done. Done items drop out of next.
 
@@ -32,6 +34,9 @@ from memdream.memory.refs import event_ref
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
+BARE_REQUEST_WORDS = 6  # a first request this short, without a path or code, names no task by itself
+SPELLED_OUT_WORDS = 8  # a later request this long spells the task out
+_CODE = re.compile(r"[/`_]|\w[.:#@]\w|\d")  # a path, code, a file name, a number
 MIN_REPORTED_WORK = 3  # tool calls: a session that made fewer did nothing its last message could summarize
 _MARKUP = re.compile(r"\*\*|__|^#+\s*", re.MULTILINE)
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
@@ -57,8 +62,8 @@ def _goal_text(event: dict[str, Any]) -> str:
 
 
 def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
-    goals = [event for event in events if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal"))
-             and request(_goal_text(event))]
+    goals = [_spelled_out(ctx, event) for event in events
+             if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal")) and request(_goal_text(event))]
     with_goal = {event["session"] for event in goals}
     titled = [event for event in events if event["kind"] == "note" and event["session"] not in with_goal
               and _goal_text(event)]
@@ -74,6 +79,19 @@ def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
         if scope is not None:
             scoped[scope] = PlanItem(_goal_text(event), _ref(event), scope)
     ctx.plan.goals = sorted(scoped.values(), key=lambda item: item.scope or "")
+
+
+def _spelled_out(ctx: DreamContext, goal: dict[str, Any]) -> dict[str, Any]:
+    """``goal``, or the user's next request of its session when the goal's words are bare and that
+    request spells the task out (see the module's docstring)."""
+    text = _goal_text(goal)
+    if goal["kind"] != "goal" or len(text.split()) > BARE_REQUEST_WORDS or _CODE.search(text):
+        return goal
+    for message in ctx.requests.get(goal["session"], []):
+        asked = request(str(message.get("text") or "")) or ""
+        if message["ts"] >= goal["ts"] and asked.strip() != text and len(asked.split()) >= SPELLED_OUT_WORDS:
+            return {**message, "kind": "goal", "goal": headline(asked)}
+    return goal
 
 
 def _summaries(ctx: DreamContext, known: set[str]) -> list[dict[str, Any]]:

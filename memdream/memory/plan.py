@@ -92,3 +92,11 @@ def is_report(event: dict[str, Any]) -> bool:
     tags = event.get("tags", ())
     return (event["kind"] == "message" and event.get("actor") == "agent" and SIDECHAIN_TAG not in tags
             and UNTRUSTED not in tags and bool(str(event.get("text") or "").strip()))
+
+
+def is_request(event: dict[str, Any]) -> bool:
+    """Whether a raw ``event`` is a message of the user in the main session (not a sub-agent's
+    prompt, not text a tool returned): what may say, better than a session's first words, what it is for."""
+    tags = event.get("tags", ())
+    return (event["kind"] == "message" and event.get("actor", "user") == "user" and SIDECHAIN_TAG not in tags
+            and UNTRUSTED not in tags and bool(str(event.get("text") or "").strip()))

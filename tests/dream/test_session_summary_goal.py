@@ -62,3 +62,22 @@ def test_a_session_that_did_little_or_ends_on_a_question_keeps_the_older_goal(tm
     barely = worked("Read the instructions. All set.", calls=2)
     plan = dreamed_plan(tmp_path, [FIRST, idle, barely])
     assert plan["goal"] == "fix the rounding of invoice totals"
+
+
+def test_a_bare_first_request_gives_way_to_the_next_one_that_spells_the_task_out(tmp_path: Path) -> None:
+    spelled = "Look at the push-to-talk hotkey again: it always inserts the same text, find why."
+    bare = [{"kind": "goal", "actor": "user", "goal": "We were working on the task."},
+            {"kind": "message", "actor": "user", "text": "We were working on the task."},
+            {"kind": "message", "actor": "agent", "text": "Which task?"},
+            {"kind": "message", "actor": "user", "text": spelled}]
+    plan = dreamed_plan(tmp_path, [FIRST, bare])
+    assert plan["goal"] == spelled
+    assert plan["goals"][0]["evidence"][0].startswith("log://s2#")
+
+
+def test_a_short_first_request_that_names_its_object_stays_the_goal(tmp_path: Path) -> None:
+    named = [{"kind": "goal", "actor": "user", "goal": "Fix the rounding in billing/rounding.py"},
+             {"kind": "message", "actor": "user", "text": "Fix the rounding in billing/rounding.py"},
+             {"kind": "message", "actor": "user", "text": "Also make sure the tests for the yen rounding keep passing."}]
+    plan = dreamed_plan(tmp_path, [FIRST, named])
+    assert plan["goal"] == "Fix the rounding in billing/rounding.py"
