@@ -15,23 +15,23 @@ model's answer has neither: within an answer, a ``#### `` or ``> `` line without
 own Markdown (a heading, a quote, a line of a file it writes), not the user nor aider. A history whose
 trailing spaces were stripped loses that: there only code blocks and thinking keep such lines in the answer.
 
-**Events.** What the user typed is a ``message``; the first real request of a run also sets its
-``goal`` (a greeting or a "yes" is no task). Not requests: the answers to aider's own prompts
-(``Add file to the chat? … [Yes]: skip``; the ``> `` line after it holds the answer, kept with the
-output) and slash commands. ``/run X``, ``!X``, ``/test X`` and ``/lint`` are a ``tool_call`` (``shell``,
-or ``lint``) that aider's next output answers as its ``tool_result``; ``/ask X``, ``/code X``,
-``/architect X`` and ``/context X`` are the request ``X`` in a mode. Commands that only show or leave
-(``/ls``, ``/tokens``, ``/help``, ``/exit`` …) are skipped with their output: they change nothing.
-Any other command (``/add``, ``/drop``, ``/undo``, ``/commit``, ``/model``, ``/clear`` … and mistyped
-ones) is a ``note`` of actor ``system``: it changed what aider worked with, which the output after it
-shows; not ``user``, because a user's note is their word (``memdream remember``), and a command is
-none. aider's output is a ``tool_result`` (tool ``aider``) without its token counts and hints; a
-``Running X`` line in it (a shell command the model proposed and the user allowed) is a ``tool_call``
-answered by the output after it. The run's first output, before anything was typed, is its banner
-(command line, version, model, repository): a ``note`` of actor ``system``. A result whose output
-shows a failure (a traceback, ``error:``, ``SomethingError:``, an edit aider could not apply,
-``N failed``) has ``ok: false`` and its first failing line as ``error``; otherwise ``ok`` is left out:
-aider never writes an exit code.
+**Events.** What the user typed is a ``message``; the first real request of a run also sets its ``goal``
+(a greeting or a "yes" is no task). Not requests: the answers to aider's own prompts (``Add file to the
+chat? … [Yes]: skip``; the ``> `` line after it holds the answer, kept with the output) and slash
+commands. ``/run X``, ``!X``, ``/test X`` and ``/lint`` are a ``tool_call`` (``shell``, or ``lint``)
+that aider's next output answers as its ``tool_result``; ``/ask X``, ``/code X``, ``/architect X`` and
+``/context X`` are the request ``X`` in a mode. Commands that only show (``/ls``, ``/tokens``, ``/help``
+…) are skipped with their output: they change nothing. Any other command (``/add``, ``/drop``,
+``/undo``, ``/commit``, ``/model``, ``/clear``, ``/exit`` … and mistyped ones) is a ``note`` of actor
+``system``: it changed what aider worked with, which the output after it shows, or ended the run (after
+a command aider did not know, that shows which one does the job); not ``user``, because a user's note is
+their word (``memdream remember``), and a command is none. aider's output is a ``tool_result`` (tool
+``aider``) without its token counts and hints; a ``Running X`` line in it (a shell command the model
+proposed and the user allowed) is a ``tool_call`` answered by the output after it. The run's first
+output, before anything was typed, is its banner (command line, version, model, repository): a ``note``
+of actor ``system``. A result whose output shows a failure (a traceback, ``error:``,
+``SomethingError:``, an edit aider could not apply, ``N failed``) has ``ok: false`` and its first
+failing line as ``error``; otherwise ``ok`` is left out: aider never writes an exit code.
 
 **Sessions, ids and times.** A run's session is ``aider/<project>/<start>`` (``aider/<start>``
 without a project; a second run started in the same second gets ``-2``): the history grows at its
@@ -85,8 +85,7 @@ _FAILURE = re.compile(
 )
 _SHELL_COMMANDS = {"run": "shell", "test": "shell", "lint": "lint"}
 _MODE_COMMANDS = frozenset({"ask", "code", "architect", "context"})  # with words after them: a request
-_SHOW_COMMANDS = frozenset({"exit", "quit", "help", "ls", "tokens", "map", "map-refresh", "settings", "diff",
-                            "copy"})
+_SHOW_COMMANDS = frozenset({"help", "ls", "tokens", "map", "map-refresh", "settings", "diff", "copy"})
 _NOT_REQUESTS = frozenset({"hi", "hello", "hey", "y", "yes", "n", "no", "ok", "okay", "thanks", "thank you",
                            "go ahead", "continue", "proceed", "привет", "да", "нет", "ок", "спасибо"})
 
