@@ -107,12 +107,17 @@ def suspect_reading(proposal: Proposal) -> bool:
     return any(piece.tool_read for piece in supports) and not any(piece.kind == "feedback" for piece in supports)
 
 
+# Extractors whose lessons are a tool's errors (error -> fix, a command aider does not have): one
+# occurrence is evidence, not a rule.
+RECURRING_LESSONS = frozenset({"error-fix", "aider"})
+
+
 def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
-    """Extractors whose evidence has its own admission rule: lessons from error -> fix must recur
+    """Extractors whose evidence has its own admission rule: lessons from a tool's errors must recur
     in sessions; the user's own instructions are admitted as said."""
     pieces = [piece for version in proposal.versions for piece in version.supports]
     sources = {piece.source for piece in pieces}
-    if "error-fix" in sources:
+    if any(piece.layer == "lesson" and piece.source in RECURRING_LESSONS for piece in pieces):
         sessions = len({piece.session for piece in pieces})
         needed = int(ctx.settings.get("dream.learn.lesson_min_sessions"))
         why = (f"one-off: this error and its fix were seen in {sessions} session(s); a lesson needs {needed} "

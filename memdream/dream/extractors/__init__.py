@@ -17,6 +17,7 @@ from types import ModuleType
 def registry() -> dict[str, ModuleType]:
     """Extractor name -> module, in the order they run (imported on first use)."""
     from memdream.dream.extractors import (
+        aider,
         error_fix,
         instructions,
         language_model,
@@ -26,5 +27,5 @@ def registry() -> dict[str, ModuleType]:
         workflows,
     )
 
-    ordered = (error_fix, instructions, statements, manifests, workflows, procedures, language_model)
+    ordered = (error_fix, instructions, statements, manifests, aider, workflows, procedures, language_model)
     return {module.NAME: module for module in ordered}
