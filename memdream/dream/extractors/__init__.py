@@ -18,6 +18,7 @@ def registry() -> dict[str, ModuleType]:
     """Extractor name -> module, in the order they run (imported on first use)."""
     from memdream.dream.extractors import (
         aider,
+        commands,
         error_fix,
         instructions,
         language_model,
@@ -27,5 +28,5 @@ def registry() -> dict[str, ModuleType]:
         workflows,
     )
 
-    ordered = (error_fix, instructions, statements, manifests, aider, workflows, procedures, language_model)
+    ordered = (error_fix, instructions, statements, manifests, aider, workflows, procedures, commands, language_model)
     return {module.NAME: module for module in ordered}
