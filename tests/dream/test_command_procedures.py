@@ -118,6 +118,21 @@ def test_the_template_s_body_and_the_user_s_arguments_stay_off_the_card() -> Non
         assert words not in statement
 
 
+def test_a_command_line_and_its_expansion_are_one_invocation() -> None:
+    session = Session("s1")
+    for _ in range(2):
+        session.user("<command-name>/ship-release</command-name>\n<command-args>2.4.0</command-args>")
+        session.user(RELEASE)
+        session.agent("Tagged 2.4.0.")
+    assert _candidates(session) == []  # twice in one session, not four times
+    later = Session("s2", day=6)
+    later.user("<command-name>/ship-release</command-name>\n<command-args>2.4.1</command-args>")
+    later.user(RELEASE)
+    assert _statement(_candidates(session, later)) == (
+        "In shop-web, the project's own command: `/ship-release <VERSION>` — tag, build and publish one release "
+        "from main; never deploy from a branch (used in 2 sessions).")
+
+
 def test_arguments_and_written_files_come_from_the_template() -> None:
     template = ("---\ndescription: Create the task list of a feature from its plan\nargument-hint: [feature]\n---\n\n"
                 "# /plan-tasks — Tasks from the plan\n\n## User Input\n\n$ARGUMENTS\n\n"

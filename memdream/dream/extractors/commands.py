@@ -210,17 +210,25 @@ def _is_template(text: str) -> bool:
     return own_words(text) != text or _FRONT_MATTER.match(text.strip()) is not None
 
 
+def _expansion(events: list[dict[str, Any]], index: int) -> int | None:
+    """Where the expansion of the command line at ``index`` is: the next user-turn text, if the harness wrote it."""
+    at = next((at for at in range(index + 1, min(index + 3, len(events))) if _user_text(events[at]) is not None), None)
+    text = _user_text(events[at]) if at is not None else None
+    return at if text is not None and _is_template(text) and "<command-name>" not in text else None
+
+
 def uses(events: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Use]]:
     """Each command invocation in a session's events: the event that shows it, and what was run."""
+    expanded: set[int] = set()  # the expansions of command lines: the same invocation
     for index, event in enumerate(events):
         text = _user_text(event)
-        if text is None:
+        if text is None or index in expanded:
             continue
         if "<command-name>" in text:
-            following = next((events[at] for at in range(index + 1, min(index + 3, len(events)))
-                              if _user_text(events[at]) is not None), None)
-            expansion = _user_text(following) if following is not None else None
-            use = _tagged(text, expansion if expansion is not None and _is_template(expansion) else None)
+            at = _expansion(events, index)
+            if at is not None:
+                expanded.add(at)
+            use = _tagged(text, _user_text(events[at]) if at is not None else None)
         elif _is_template(text):
             use = _titled(text)
         else:
