@@ -112,18 +112,37 @@ _TELLING = (
     re.compile(r"command not found|No such file or directory|Permission denied|Connection refused|not found|"
                r"cannot |can't |unable to |failed", re.IGNORECASE),
 )
-_NOISE = re.compile(r"^(?:Exit code:?\s*-?\d+|Process exited with code\s*-?\d+|Traceback \(most recent call last\):|"
-                    r"-+|=+|\s*\^+\s*)$")
+# The header a harness writes above a shell's output (Codex: "Exit code: 1", "Wall time: 0.1 seconds",
+# "Output:"; its exec_command also a chunk id, a session id and a token count): no part of the output.
+_HEADER = (r"Exit code:?\s*-?\d+|Process exited with code\s*-?\d+|Wall time:\s*[\d.]+\s*(?:seconds?|s|ms)?|Output:|"
+           r"Chunk ID:\s*\w+|Original token count:\s*\d+|Process running with session ID\s*\d+")
+_NOISE = re.compile(rf"^(?:{_HEADER}|Traceback \(most recent call last\):|-+|=+|\s*\^+\s*)$")
 # Advice a tool prints next to its error (git's "hint:", rustc's "help:", npm's "npm notice"): not the error.
 _HINT = re.compile(r"^(?:hint|help|note|notice|tip|npm notice|npm warn)\b\s*:?", re.IGNORECASE)
 _TRACE_PREFIX = re.compile(r"^(?:E\s{2,}|>\s+|\|\s+)")
 
 
+def output_lines(output: str) -> list[str]:
+    """The lines of a tool's output that say something: no harness header ("Exit code: 1", "Wall
+    time: …", "Output:"), no rule lines, no hints, no blank lines; trace prefixes (pytest's ``E``) off."""
+    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
+    return [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
+
+
+_EXIT_CODE = re.compile(r"^\s*(?:Error: )?(?:Exit code:?|Process exited with code)\s*(-?\d+)\s*$", re.MULTILINE)
+
+
+def exit_code(output: str) -> int | None:
+    """The exit code a harness wrote above a shell's output ("Exit code: 1", Claude Code's "Exit
+    code 1", "Process exited with code 1"), or None when it wrote none."""
+    found = _EXIT_CODE.search(output[:400])
+    return int(found.group(1)) if found else None
+
+
 def telling_lines(output: str, limit: int = 2) -> list[str]:
     """The few lines of a tool's output that say what happened: for a failure the error lines
     (the most specific last, as tracebacks put it), else the last lines, which summarize."""
-    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
-    lines = [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
+    lines = output_lines(output)
     for pattern in _TELLING:
         found = [line for line in lines if pattern.search(line)]
         if found:
@@ -135,8 +154,7 @@ def error_line(output: str) -> str:
     """The one line of a failed call's output that names the error ('' for an empty output): the
     most specific telling line, else the output's first line, which headlines what the rest lists
     ("The following paths are ignored by one of your .gitignore files:" before the paths)."""
-    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
-    lines = [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
+    lines = output_lines(output)
     for pattern in _TELLING:
         found = [line for line in lines if pattern.search(line)]
         if found:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memdream.dream.extractors._events import calls_by_id, result_command, shell_result, trusted
-from memdream.toolcalls import program
+from memdream.toolcalls import output_lines, program
 
 TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
 # Commands that only look: a success of one of these is not a fix.
@@ -50,6 +50,48 @@ def runs(events: list[dict[str, Any]]) -> list[Run]:
             output = str(event.get("error") or event.get("text") or "")
             found.append(Run(event, command, bool(event["ok"]), output))
     return found
+
+
+PREAMBLE_DEPTH = 3  # lines a shell's start-up files may print
+
+
+def preamble(commands: list[Run]) -> list[str]:
+    """The lines the shell printed above every command's output (a login profile's warning, an
+    environment notice), as :func:`memdream.toolcalls.output_lines` reads them: the leading lines
+    that most successful outputs share, outputs of two programs or more. They are the environment's:
+    in a failed command's output they are not its error, and with nothing else it printed nothing."""
+    outputs = [(run.program, output_lines(run.output)) for run in commands if run.ok]
+    found: list[str] = []
+    while len(found) < PREAMBLE_DEPTH:
+        sharing: dict[str, list[str]] = {}
+        for name, lines in outputs:
+            if len(lines) > len(found) and lines[:len(found)] == found:
+                sharing.setdefault(lines[len(found)], []).append(name)
+        line, names = max(sharing.items(), key=lambda item: len(item[1]), default=("", []))
+        if len(set(names)) < 2 or len(names) * 2 <= len(outputs):
+            break
+        found.append(line)
+    return found
+
+
+def without_preamble(commands: list[Run]) -> list[Run]:
+    """The session's commands with the shell's :func:`preamble` taken out of their outputs."""
+    lines = preamble(commands)
+    return [replace(run, output=_strip(run.output, lines)) for run in commands] if lines else commands
+
+
+def _strip(output: str, lines: list[str]) -> str:
+    """``output`` without ``lines`` where they lead what it says (a harness's header stays)."""
+    kept, pending = [], list(lines)
+    for raw in output.splitlines():
+        said = output_lines(raw)
+        if said and pending and said[0] == pending[0]:
+            pending.pop(0)
+            continue
+        if said:
+            pending = []
+        kept.append(raw)
+    return "\n".join(kept)
 
 
 def looks_only(run: Run) -> bool:

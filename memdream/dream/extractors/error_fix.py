@@ -1,14 +1,22 @@
 """Lessons from error → fix: a shell command fails, and in the same session a changed call succeeds.
 
-Three shapes of fix, as they show in transcripts:
+The shapes of a fix, as they show in transcripts:
 
 - the same program run another way: ``pytest -q`` fails, ``poetry run pytest -q`` succeeds (a
   wrapper), or ``npm test`` fails and ``npm test -- --runInBand`` succeeds (other arguments);
-- another tool for the same job: ``python -m pytest`` after ``pytest``;
+- another tool for the same job: ``python -m pytest`` after ``pytest``, or a program of the same
+  family on the same target (an argument both share): ``rg --files -g '*.yaml'`` finds nothing,
+  ``find . -name '*.yaml'`` finds it; ``docker-compose up`` fails, ``docker compose up`` works;
 - a preparatory step: ``alembic upgrade head`` fails, ``docker compose up -d db`` succeeds, then
-  ``alembic upgrade head`` succeeds.
-
+  ``alembic upgrade head`` succeeds;
 - a program that is not installed, and another that is: ``python`` → ``python3``.
+
+A program that is not on the shell's PATH and that the session never got past (``pytest: command
+not found``, and no fix) is a lesson of its own, keyed ``missing: <program>``: in two sessions it is
+worth knowing before the third. The lines the shell prints above every output (a login profile's
+warning) are the environment's, never the error; a failure that printed nothing else failed silently
+("no output (exit 1)"), which is a lesson only when a wrapper, a step or another tool of its family
+fixed it, never for a command whose silent exit is an answer (``test``, ``diff``, a search).
 
 The lesson's key is the project and the failing program with its error's telling line (never a
 ``hint:``), paths, numbers, ids and the arguments that differ between occurrences normalized away, so
@@ -26,6 +34,7 @@ edit (a patch, a heredoc script): its failure is about those lines, not a way of
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,11 +44,11 @@ from memdream.dream.extractors._events import (
     scope_tags,
     session_project,
 )
-from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs
+from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs, without_preamble
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 from memdream.injection import reads_like_instruction
-from memdream.toolcalls import error_line, without_cd
+from memdream.toolcalls import error_line, exit_code, output_lines, without_cd
 
 NAME = "error-fix"
 UNIT = "session"
@@ -88,8 +97,90 @@ def _wrapper(fix: Run, failed: Run) -> str:
 
 # What may stand in front of a command to run it another way: ``poetry run``, ``npx``, ``sudo``.
 _WRAPPER_ENDS = frozenset({"run", "exec", "-m", "sudo", "env", "time", "npx", "bunx", "pnpx", "--", "-c", "x"})
-_NOT_FOUND = re.compile(r"(?:command not found:?\s*(?P<after>[\w.+-]+)|(?P<before>[\w.+-]+):\s*command not found)")
+# zsh: "command not found: x"; bash: "x: command not found"; dash: "sh: 1: x: not found".
+_NOT_FOUND = (re.compile(r"command not found:?\s*([\w.+-]+)"),
+              re.compile(r"([\w.+-]+):\s*(?:command not found|not found$)"))
 _EDITS = frozenset({"apply_patch", "applypatch", "patch"})
+
+
+# Programs that do one job, in families: when one fails, another of its family on the same target
+# may do the job ("another tool for the same job"). Two-word members are a program and its subcommand
+# or flag: ``rg --files`` finds files by name, as ``find`` does; ``rg`` searches their text, as ``grep``.
+_TEXT_SEARCH = frozenset({"rg", "grep", "egrep", "ag", "ack", "git grep"})
+_FILE_SEARCH = frozenset({"rg --files", "find", "fd", "fdfind", "git ls-files"})
+_SEARCH = _TEXT_SEARCH | _FILE_SEARCH
+_FAMILIES = (_TEXT_SEARCH, _FILE_SEARCH, frozenset({"python", "py"}), frozenset({"pip", "uv pip"}),
+             frozenset({"npm", "pnpm", "yarn", "bun"}), frozenset({"docker compose", "docker-compose"}))
+_VERSIONED = re.compile(r"^(python|pip)[\d.]+$")  # python3, python3.12, pip3: of python's, pip's family
+# Arguments that name no target: the current folder, a launcher's subcommand.
+_NO_TARGET = frozenset({".", "./", "..", "*", "run", "exec", "x"})
+_SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>&1", "2>/dev/null"})
+# Programs whose silent non-zero exit is an answer (no, false, different), not a failure.
+_PREDICATES = frozenset({"test", "[", "[[", "true", "false", "diff", "cmp", "pgrep", "command", "expr", "which"})
+
+
+def tool_of(run: Run) -> tuple[str, list[str]]:
+    """The tool a command runs, as its family names it (``git grep``, ``docker compose``, ``rg --files``),
+    and its arguments up to the first shell operator."""
+    try:
+        words = shlex.split(without_cd(run.command))
+    except ValueError:
+        words = without_cd(run.command).split()
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        words = words[1:]  # environment assignments
+    if not words:
+        return "", []
+    end = next((index for index, word in enumerate(words) if word in _SHELL_OPERATORS), len(words))
+    words, name = words[:end], words[0].rsplit("/", 1)[-1]
+    if name == "rg" and "--files" in words:
+        return "rg --files", [word for word in words[1:] if word != "--files"]
+    pair = f"{name} {words[1]}" if len(words) > 1 else ""
+    if any(pair in family for family in _FAMILIES):
+        return pair, words[2:]
+    return name, words[1:]
+
+
+def targets(arguments: list[str]) -> set[str]:
+    """What a command works on: its arguments that are no flag (a glob, a pattern, a path), the values
+    of ``--glob=*.py`` and of ``-g*.py``; not ``.`` or a number."""
+    found = set()
+    for word in arguments:
+        if word.startswith("--"):
+            value = word.partition("=")[2]
+        elif word.startswith("-"):
+            value = word[2:] if re.search(r"\W", word[2:]) else ""  # -g*.py, -I/usr/include; not -print0
+        else:
+            value = word
+        if value and value not in _NO_TARGET and not value.isdigit():
+            found.add(value)
+    return found
+
+
+def _family(tool: str) -> frozenset[str]:
+    versioned = _VERSIONED.match(tool)
+    name = versioned.group(1) if versioned else tool
+    return next((family for family in _FAMILIES if name in family), frozenset())
+
+
+def kin(failed: Run, run: Run) -> bool:
+    """Whether ``run`` runs another tool of ``failed``'s family: ``find`` for ``rg``."""
+    tool, other = tool_of(failed)[0], tool_of(run)[0]
+    return other != tool and _family(other) == _family(tool) != frozenset()
+
+
+def same_job(failed: Run, run: Run) -> set[str]:
+    """The targets ``run`` shares with ``failed`` when it is another tool of ``failed``'s family
+    (``find`` after ``rg``) working on them, and, for a search, finding something; else none."""
+    if not kin(failed, run) or tool_of(failed)[0] in _SEARCH and not output_lines(run.output):
+        return set()  # another job, or a search that found nothing either
+    return targets(tool_of(failed)[1]) & targets(tool_of(run)[1])
+
+
+def _silent_answer(failed: Run) -> bool:
+    """A command whose non-zero exit with no output is an answer: a test, a comparison, a search."""
+    tool, arguments = tool_of(failed)
+    quiet = {"-q", "--quiet", "--exit-code"} & set(arguments)
+    return tool in _PREDICATES or tool in _SEARCH or looks_only(failed) or bool(quiet)
 
 
 def is_edit(run: Run) -> bool:
@@ -110,6 +201,10 @@ def find_fix(failed: Run, after: list[Run]) -> tuple[str, Run] | None:
             return ("step", steps[-1]) if steps else None
         if missing and run.program != missing and run.program.startswith(missing) and not looks_only(run):
             return "instead", run  # python: command not found; python3 works (whatever script it runs)
+        if missing and kin(failed, run):
+            return "instead", run  # rg: command not found; grep works (the agent's next search, whatever it is)
+        if not missing and same_job(failed, run):
+            return "family", run
         if looks_only(run) or is_edit(run):
             continue
         start = _head_at(run, failed)
@@ -135,9 +230,9 @@ def _key_program(failed: Run) -> str:
 
 def _missing_program(failed: Run) -> str | None:
     """The program a ``command not found`` error names, when it is the one the command ran."""
-    found = _NOT_FOUND.search(error_line(failed.output))
-    name = (found.group("after") or found.group("before")) if found else None
-    return name if name and name == failed.program else None
+    error = error_line(failed.output)
+    names = {found.group(1) for pattern in _NOT_FOUND for found in pattern.finditer(error)}
+    return failed.program if failed.program in names else None
 
 
 def _is_wrapper(prefix: list[str]) -> bool:
@@ -208,42 +303,126 @@ def _fix_value(shape: str, failed: Run, fix: Run, varying: dict[str, str]) -> st
     return " ".join(head_words(stable_form(fix.command, varying))) or stable_form(fix.command, varying)
 
 
-def statement(scope: str, shape: str, failed: Run, fix: Run, error: str, varying: dict[str, str]) -> str:
+def statement(scope: str, shape: str, failed: Run, fix: Run, error: str, varying: dict[str, str],
+              silent: bool = False) -> str:
     tried, fixed = stable_form(failed.command, varying), stable_form(fix.command, varying)
     doing = "running the tests with" if failed.program in TEST_RUNNERS or " test" in failed.command else "running"
     where = f"In {scope}, " if scope != GLOBAL_SCOPE else ""
-    said = f"{where}{doing} `{tried}` fails with `{error}`"
+    if not silent:
+        said = f"{where}{doing} `{tried}` fails with `{error}`"
+    elif tool_of(failed)[0] in _SEARCH:
+        said = f"{where}`{tried}` finds nothing{_exit_note(failed)}"
+    else:
+        said = f"{where}{doing} `{tried}` fails with no output{_exit_note(failed)}"
     if shape == "wrapper":
         return f"{said}; run it as `{fixed}` instead."
     if shape == "step":
         return f"{said} until `{fixed}` has run; run that first, then `{tried}` works."
-    if shape == "instead" and is_edit(fix):  # the script it ran is no part of the lesson
-        return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}` instead."
+    if shape == "instead" and (is_edit(fix) or kin(failed, fix) and not fix.program.startswith(failed.program)):
+        # The script it ran, or the search (``grep`` for ``rg``), is no part of the lesson.
+        named = tool_of(fix)[0] if " " in tool_of(fix)[0] else fix.program  # docker compose
+        return f"{where}`{failed.program}` is not installed (`{error}`); use `{named}` instead."
     if shape == "instead":
         return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}`: `{fixed}` works."
     return f"{said}; `{fixed}` works."
 
 
+def _exit_note(failed: Run) -> str:
+    code = exit_code(failed.output)
+    return f" (exit {code})" if code is not None else ""
+
+
 def lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
-    commands = runs(events)
+    commands = without_preamble(runs(events))
+    told: set[str] = set()  # the programs found missing, once a session
     for position, failed in enumerate(commands):
-        if failed.ok or looks_only(failed) or (is_edit(failed) and _missing_program(failed) is None):
+        if failed.ok or (is_edit(failed) and _missing_program(failed) is None):
             continue
-        found = find_fix(failed, commands[position + 1: position + 1 + WINDOW])
-        error = error_line(failed.output)
-        if found is None or not error:
-            continue
-        shape, fix = found
-        if reads_like_instruction(fix.command) or reads_like_instruction(failed.command):
-            continue  # a command an injected page asked for is no lesson
+        after = commands[position + 1: position + 1 + WINDOW]
+        found = find_fix(failed, after)
+        missing = _missing_program(failed)
+        if found is not None:
+            shape, fix = found
+            # Another tool after the files changed (the searched one written, the script fixed) is no fix.
+            lesson = None if shape == "family" and _edited_between(events, after, failed, fix) else \
+                _lesson(scope, failed, shape, fix)
+        elif missing and missing not in told and not _got_past(failed, missing, commands[position + 1:]):
+            told.add(missing)
+            lesson = _missing_lesson(scope, failed, missing)
+        else:
+            lesson = None
+        if lesson is not None:
+            yield lesson
+
+
+def _lesson(scope: str, failed: Run, shape: str, fix: Run) -> Candidate | None:
+    """The lesson of ``failed`` fixed by ``fix``, or None when it teaches nothing reusable."""
+    error = error_line(failed.output)
+    silent = not error
+    if looks_only(failed) and not (shape == "instead" or shape == "family" and silent):
+        return None  # a look that failed (a missing file) is no way of working, unless another tool saw it
+    if silent and not (shape == "family" or shape in ("wrapper", "step") and not _silent_answer(failed)):
+        return None  # a silent exit that is an answer (a test, a search), or nothing to tell this failure by
+    if reads_like_instruction(fix.command) or reads_like_instruction(failed.command):
+        return None  # a command an injected page asked for is no lesson
+    if silent:  # nothing to tell this failure from another of the program but what it worked on
+        varying: dict[str, str] = {}
+        error = f"no output{_exit_note(failed)}"
+        worked_on = same_job(failed, fix) if shape == "family" else targets(tool_of(failed)[1])
+        attribute = f"fix: {_key_program(failed)}: {signature(error)}: {signature(' '.join(sorted(worked_on)))}"
+    else:
         varying = varying_words(error, failed, fix)
         error = stable_error(error, varying)
-        attribute = f"fix: {_key_program(failed)}: {signature(error)}"[:200]
-        value = _fix_value(shape, failed, fix, varying)
-        text = statement(scope, shape, failed, fix, error, varying)
-        evidence = piece(fix.event, value, kind="observation", layer="lesson", statement=text, scope=scope,
-                         tags=(*scope_tags(scope), "error-fix"), source=NAME)
-        yield Candidate(FactKey.of(scope, attribute), (scope, attribute), evidence)
+        attribute = f"fix: {_key_program(failed)}: {signature(error)}"
+    value = _fix_value(shape, failed, fix, varying)
+    text = statement(scope, shape, failed, fix, error, varying, silent)
+    evidence = piece(fix.event, value, kind="observation", layer="lesson", statement=text, scope=scope,
+                     tags=(*scope_tags(scope), "error-fix"), source=NAME)
+    return Candidate(FactKey.of(scope, attribute[:200]), (scope, attribute[:200]), evidence)
+
+
+# Tools that write files (Claude Code's, Codex's, editors' of other agents).
+_EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "apply_patch", "str_replace_editor",
+                         "str_replace_based_edit_tool", "edit_file", "write_file", "create_file"})
+
+
+def _edited_between(events: list[dict[str, Any]], after: list[Run], failed: Run, fix: Run) -> bool:
+    """Whether a file was edited after ``failed`` and before ``fix`` (one of the commands ``after`` it):
+    by a shell edit, or by an edit tool."""
+    if any(is_edit(run) for run in after[:next(at for at, run in enumerate(after) if run is fix)]):
+        return True
+    start = next(at for at, event in enumerate(events) if event is failed.event)
+    end = next(at for at, event in enumerate(events) if event is fix.event)
+    return any(event["kind"] == "tool_call" and str(event.get("tool") or "").lower() in _EDIT_TOOLS
+               for event in events[start + 1:end])
+
+
+def _got_past(failed: Run, missing: str, later: list[Run]) -> bool:
+    """Whether the session got past a missing program after all: a later command that worked ran it
+    (``.venv/bin/pytest``, after ``source .venv/bin/activate &&``), a program of its name (``python3``,
+    a typo fixed: ``apply_patch`` for ``applypatch``) or another tool of its family (``grep`` for ``rg``)."""
+    bare = re.sub(r"[-_.]", "", missing)
+    for run in later:
+        if not run.ok:
+            continue
+        names = {word.rsplit("/", 1)[-1] for word in run.words()}
+        if missing in names or run.program.startswith(missing) or re.sub(r"[-_.]", "", run.program) == bare:
+            return True
+        if kin(failed, run) or tool_of(failed)[0] in _SEARCH and tool_of(run)[0] in _SEARCH:
+            return True  # another search, for whatever job: the agent went on without it
+    return False
+
+
+def _missing_lesson(scope: str, failed: Run, missing: str) -> Candidate | None:
+    """``missing`` is not on the shell's PATH, and the session never got past it: its own lesson."""
+    if reads_like_instruction(failed.command):
+        return None
+    where = f"In {scope}, " if scope != GLOBAL_SCOPE else ""
+    text = f"{where}`{missing}` is not on PATH (`{error_line(failed.output)}`)."
+    attribute = f"missing: {missing}"
+    evidence = piece(failed.event, "not on PATH", kind="observation", layer="lesson", statement=text, scope=scope,
+                     tags=(*scope_tags(scope), "error-fix"), source=NAME)
+    return Candidate(FactKey.of(scope, attribute), (scope, attribute), evidence)
 
 
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
