@@ -387,11 +387,20 @@ def coverage(held: Iterable[str], query_tokens: frozenset[str]) -> float:
     return len(query_tokens.intersection(held)) / len(query_tokens)
 
 
-def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> set[str]:
+def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> frozenset[str]:
     """The tokens a card holds (the fields the index holds), and the query's ``fuzzy`` ones its subject
-    resembles (:func:`fuzzy_matches`)."""
-    fields = (doc.statement, doc.subject, doc.attribute or "", doc.value or "", " ".join(doc.tags), doc.scope or "")
-    return set(tokenize(" ".join(fields))) | fuzzy
+    resembles (:func:`fuzzy_matches`). Tokenized once per card and process: a batch of queries meets
+    the same cards again and again."""
+    held = _WORDS.get(doc.id)
+    if held is None or held[0] != doc:
+        fields = (doc.statement, doc.subject, doc.attribute or "", doc.value or "", " ".join(doc.tags),
+                  doc.scope or "")
+        held = _WORDS[doc.id] = (doc, frozenset(tokenize(" ".join(fields))))
+    return held[1] | fuzzy if fuzzy else held[1]
+
+
+# Card id -> (the doc it was tokenized from, its tokens); a card that changed is tokenized again.
+_WORDS: dict[str, tuple[CardDoc, frozenset[str]]] = {}
 
 
 # Raw items whose shown words overlap this much (Jaccard) say the same thing: only one is shown.
