@@ -55,7 +55,7 @@ from memdream.recall.render import (
     raw_text,
     untrusted,
 )
-from memdream.recall.text import tokenize
+from memdream.recall.text import related, tokenize
 
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
@@ -393,7 +393,8 @@ class Recaller:
         """The share of the query's words that some raw event holds: no event can hold more of them, and
         a card holding as many wins without ranking the raw layer."""
         tokens = frozenset(self.raw.terms(query))
-        return coverage((token for token in tokens if self.raw.frequency(token)), tokens)
+        wanted = tokens | frozenset(related(tokens))
+        return coverage((token for token in wanted if self.raw.frequency(token)), tokens)
 
     # -- raw events --------------------------------------------------------------------------------
     @property
@@ -431,6 +432,7 @@ class Recaller:
         self._first = None  # rank added to its scores
         events = self._read_events([event for _, event in ranked])
         query_tokens = frozenset(ranker.terms(query))
+        query_tokens |= frozenset(related(query_tokens))  # the tools a general word names are shown and held too
         weights = ranker.weights(query_tokens)
         found: list[Item] = []
         for score, number in ranked:
@@ -476,11 +478,12 @@ class Recaller:
         if it is needed, and all that is needed when the cards win."""
         if self._raw_best is None:
             tokens = frozenset(self.raw.terms(query))
+            wanted = tokens | frozenset(related(tokens))
             scores = self._first_stage(query)[1]
             best = [event for event, _ in largest(scores, 4 * RAW_PEERS)
                     if self.since is None or self._epoch(event) >= self.since][:RAW_PEERS]
             events = self._read_events(best)
-            self._raw_best = max((coverage(matched_terms(events[event], tokens), tokens) for event in best),
+            self._raw_best = max((coverage(matched_terms(events[event], wanted), tokens) for event in best),
                                  default=0.0)
         return self._raw_best
 

@@ -32,7 +32,7 @@ from operator import itemgetter
 from typing import Any
 
 from memdream.recall.index import CardDoc, CardIndex, SegmentIndex, event_speaker, event_text, idf
-from memdream.recall.text import token_spans, tokenize, words
+from memdream.recall.text import RELATED, RELATED_WEIGHT, related, token_spans, tokenize, words
 
 SPEAKER_WEIGHT = 3.0
 EPISODE_SHARE = 0.3
@@ -66,13 +66,22 @@ class Weights:
 
 # -- cards --------------------------------------------------------------------------------------
 def bm25_cards(index: CardIndex, query: Sequence[str]) -> dict[int, float]:
-    """BM25 of every card holding a query term; terms far less specific than the query's most
+    """BM25 of every card holding a query term, or at RELATED_WEIGHT a tool a general word of the query
+    names (:func:`memdream.recall.text.related`); terms far less specific than the query's most
     specific one (idf below ``COMMON_TERM_RATIO`` of it) are left out: their weight is noise."""
-    present = [token for token in dict.fromkeys(query) if token in index.idf]
+    own = [token for token in dict.fromkeys(query) if token in index.idf]
+    if not own:
+        own_floor = 0.0
+    else:
+        own_floor = COMMON_TERM_RATIO * max(index.idf[token] for token in own)
+    repeats: dict[str, float] = {token: query.count(token) for token in own}
+    for token in related(frozenset(query)):
+        if token in index.idf:
+            repeats.setdefault(token, RELATED_WEIGHT)
+    present = list(repeats)
     if not present:
         return {}
-    floor = COMMON_TERM_RATIO * max(index.idf[token] for token in present)
-    repeats = {token: query.count(token) for token in present}
+    floor = own_floor if own else COMMON_TERM_RATIO * max(index.idf[token] for token in present)
     scores: dict[int, float] = {}
     for token in sorted(present, key=index.idf.__getitem__, reverse=True):
         if index.idf[token] < floor:
@@ -334,6 +343,8 @@ class RawRanker:
         terms: dict[str, float] = {}
         for token in self.terms(query):
             terms[token] = terms.get(token, 0.0) + 1.0
+        for token in related(frozenset(terms)):
+            terms.setdefault(token, RELATED_WEIGHT)
         if not terms or not self.documents:
             return terms, {}
         return terms, self.bm25(terms)
@@ -380,11 +391,14 @@ def coverage(held: Iterable[str], query_tokens: frozenset[str]) -> float:
 
     A card with any lexical match gets a relevance (BM25 normalized to the best card of the query), so
     relevance alone cannot say that no card answers: a card holding one word of five ranks first when
-    it is the only one. Coverage can, and it compares cards with raw events on one scale.
+    it is the only one. Coverage can, and it compares cards with raw events on one scale. A general
+    word is held by a tool it names (``test`` by ``pytest``: :data:`memdream.recall.text.RELATED`).
     """
     if not query_tokens:
         return 0.0
-    return len(query_tokens.intersection(held)) / len(query_tokens)
+    held = held if isinstance(held, (set, frozenset)) else set(held)
+    found = sum(1 for token in query_tokens if token in held or not held.isdisjoint(RELATED.get(token, ())))
+    return found / len(query_tokens)
 
 
 def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> frozenset[str]:

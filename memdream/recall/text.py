@@ -12,6 +12,14 @@ table (:data:`ABBREVIATIONS`) gives each abbreviation and its long form one stem
 in one spelling finds a memory in the other, in the card index and the raw index alike. Only words
 that mean the same thing are here; a word and a broader one (``pytest`` and ``test``, ``postgres``
 and ``database``) are not the same token.
+
+They are related, though: "how do I run the tests" asks about `mix test` or `pytest -q`, "which db do
+we use" about PostgreSQL. :data:`RELATED` names, for a handful of general words of a developer's
+vocabulary (test, database, lint, format, build, CI, package, queue, cache, container), the tools that
+are what the word means in a project. A query word there also looks for them, at a lower weight
+(:func:`related`, in the card and the raw ranking alike), and a memory holding one of them answers
+that word (:func:`memdream.recall.rank.coverage`). Only the general word reaches out: a question about
+pytest is not one about jest.
 """
 
 from __future__ import annotations
@@ -62,6 +70,34 @@ ABBREVIATIONS = {
     "pkg": "package", "pkgs": "package", "lib": "library", "libs": "library", "img": "image",
     "prod": "production", "perf": "performance", "auth": "authentication",
 }
+
+# A general word -> what it names in a project (tokens as tokenize() makes them; stemmed below).
+_RELATED_WORDS = {
+    "test": "pytest jest vitest mocha jasmine rspec minitest unittest phpunit ctest tox nox playwright cypress",
+    "database": "postgres postgresql psql mysql mariadb sqlite sqlite3 mongodb mongo dynamodb cassandra "
+                "clickhouse supabase prisma alembic",
+    "lint": "eslint ruff flake8 pylint clippy golangci rubocop shellcheck stylelint biome mypy",
+    "format": "prettier black rustfmt gofmt isort",
+    "build": "webpack vite tsc esbuild rollup gradle maven cmake bazel",
+    "ci": "pipeline workflow actions jenkins circleci gitlab travis buildkite",
+    "package": "npm pnpm yarn pip poetry uv cargo gem composer",
+    "queue": "rabbitmq kafka sqs celery sidekiq nats",
+    "cache": "redis memcached",
+    "container": "docker podman kubernetes compose",
+}
+RELATED_WEIGHT = 0.5  # of a query word's own weight
+
+
+def related(tokens: list[str] | frozenset[str]) -> dict[str, str]:
+    """The tokens the query's general words reach out to (see the module docstring), each with the
+    query token it stands for; none the query holds itself."""
+    found: dict[str, str] = {}
+    for token in tokens:
+        for other in RELATED.get(token, ()):
+            if other not in tokens:
+                found.setdefault(other, token)
+    return found
+
 
 _VOWELS = frozenset("aeiouy")
 _UNDOUBLE = frozenset("bdgmnprt")
@@ -180,3 +216,7 @@ def _heads(tokens: frozenset[str]) -> tuple[str, ...]:
     heads = {token[:2] if token.endswith("y") else token[:3] for token in tokens}
     heads.update(word for word, base in IRREGULAR.items() if _strip(base) in tokens)
     return tuple(sorted(heads))
+
+
+RELATED: dict[str, frozenset[str]] = {stem(general): frozenset(stem(word) for word in names.split())
+                                      for general, names in _RELATED_WORDS.items()}

@@ -329,3 +329,21 @@ def test_the_contract_holds_for_every_budget(memory: Path, tmp_path: Path, run: 
         recaller.budget = budget
         check_contract(recaller.recall("why does the nightly export job fail?").to_dict())
     recaller.close()
+
+
+# -- the developer's vocabulary: a general word finds the tool it means ---------------------------------------
+def test_a_general_word_finds_the_tool_it_names_in_cards_and_raw_events(run: Any, memory: Path,
+                                                                          tmp_path: Path) -> None:
+    write_card(memory, **fact("f-tests1", "billing-api", "suite", "pytest -q",
+                              "In billing-api, the suite is `pytest -q`."))
+    write_card(memory, **fact("f-chair1", "office", "chair", "blue", "The office chair is blue."))
+    commit_all(memory)
+    ingest(run, memory, tmp_path, [
+        message("s-1", "e1", "2026-11-20T09:00:00Z", "The billing service keeps its ledger in PostgreSQL 15 on port 6432."),
+        message("s-1", "e2", "2026-11-20T09:05:00Z", FILLER)])
+    tests = recall_json(run, memory, "Where are tests launched?")
+    assert card_ids(tests) == ["f-tests1"]  # `pytest` answers "tests"; the chair does not
+    database = recall_json(run, memory, "Which DB do we use?")
+    assert [item["id"] for item in raw_items(database)][:1] == ["log://s-1#e1"]
+    # The reach is one way: a question about one tool is not about another that the general word names.
+    assert card_ids(recall_json(run, memory, "Is jest configured?")) == []

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memdream.recall.render import ELLIPSIS, window
-from memdream.recall.text import stem, tokenize
+from memdream.recall.text import related, stem, tokenize
 from tests.recall.helpers import commit_all, fact, recall_json, write_card
 
 
@@ -58,3 +58,10 @@ def test_a_question_in_one_spelling_finds_a_memory_in_the_other(memory: Path, ru
     commit_all(memory)
     answer = recall_json(run, memory, "where are the docs?")
     assert "the wiki's Billing space" in answer["context"]
+
+
+def test_a_general_word_reaches_out_to_the_tools_it_names_one_way() -> None:
+    assert related(tokenize("run the tests"))["pytest"] == "test"
+    assert "postgr" in related(tokenize("which db"))  # db is database, which names postgres
+    assert related(tokenize("run pytest")) == {}  # a tool names nothing further
+    assert "jest" not in related(tokenize("tests with jest"))  # what the query holds is not added
