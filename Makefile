@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
+BENCH_OUT := bench/out
 
 .PHONY: demo test check lint typecheck bench sample clean
 
@@ -13,6 +15,11 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# The bench extra (matplotlib, for bench/growth.png) only for `make bench`: `make test` installs what it did.
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
 
 demo: $(STAMP)
 	bash scripts/demo.sh $(BIN)
@@ -33,21 +40,32 @@ typecheck: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/python -m ruff check memdream tests bench
 
-bench: $(STAMP)
-	$(BIN)/python bench/lint_bench.py
-	$(BIN)/python bench/ingest_bench.py
-	$(BIN)/python bench/enqueue_bench.py
-	$(BIN)/python bench/dream_bench.py
-	$(BIN)/python bench/transcript_bench.py --sessions 240
-	$(BIN)/python bench/recall_bench.py
-	$(BIN)/python bench/knowledge_bench.py
-	$(BIN)/python bench/locomo.py
-	$(BIN)/python bench/session_start_bench.py
-	$(BIN)/python bench/review_bench.py
-	$(BIN)/python bench/mcp_bench.py
-	$(BIN)/python bench/opt_out_bench.py
-	$(BIN)/python bench/real_sessions.py
-	$(BIN)/python bench/redactions.py
+# One bench script: what it prints goes to the terminal and to bench/out/NAME.log, its figures to
+# bench/out/NAME.json, its exit code to bench/out/NAME.exit. A script that fails is recorded and the next one
+# still runs; bench/results.py then writes bench/RESULTS.md and exits 1 if one failed.
+bench_run = { $(BIN)/python -u bench/$(1).py --json $(BENCH_OUT)/$(1).json $(2) 2>&1; \
+	echo $$? > $(BENCH_OUT)/$(1).exit; } | tee $(BENCH_OUT)/$(1).log
+
+# Every benchmark, once each (~30 minutes on 2 cores; locomo and real_sessions need ../shared/bench/),
+# then bench/RESULTS.md and bench/growth.png.
+bench: $(BENCH_STAMP)
+	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	$(call bench_run,lint_bench)
+	$(call bench_run,ingest_bench)
+	$(call bench_run,enqueue_bench)
+	$(call bench_run,dream_bench)
+	$(call bench_run,transcript_bench,--sessions 240)
+	$(call bench_run,growth_bench)
+	$(call bench_run,recall_bench)
+	$(call bench_run,knowledge_bench)
+	$(call bench_run,locomo)
+	$(call bench_run,session_start_bench)
+	$(call bench_run,review_bench)
+	$(call bench_run,mcp_bench)
+	$(call bench_run,opt_out_bench)
+	$(call bench_run,real_sessions)
+	$(call bench_run,redactions)
+	$(BIN)/python bench/results.py $(BENCH_OUT) --output bench/RESULTS.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -8,7 +8,9 @@
    median wall time and the median CPU time of the process and its git children (getrusage:
    on a shared machine the wall time is noisy), and the load average.
 
-Usage: python bench/dream_bench.py [--events N] [--cards C] [--runs R] [--incremental-only]
+Issue 24's targets (in the --json figures): 1. <= 5 s, 2. <= 2.1, 3. <= 1 s.
+
+Usage: python bench/dream_bench.py [--events N] [--cards C] [--runs R] [--incremental-only] [--json FILE]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures, at_most  # noqa: E402
 from bench.synth import build_card_memory, card_readings, synthetic_cards, synthetic_events  # noqa: E402
 from memdream.commands.init import init_memory  # noqa: E402
 
@@ -96,7 +99,9 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--incremental-only", action="store_true", help="skip the full dreams (1 and 2)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     args = parser.parse_args()
+    figures = Figures(__file__, "dream")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         if not args.incremental_only:
@@ -104,6 +109,13 @@ def main() -> None:
             half, _ = full_dream(tmp, args.events // 2, args.runs)
             print(f"full dream of {args.events:,} events: median {full:.2f} s ({made:,} card files)")
             print(f"full dream of {args.events // 2:,} events: median {half:.2f} s; ratio {full / half:.2f}")
+            figures.add(f"full dream of {args.events:,} raw events, median of {args.runs}", round(full, 2), "s",
+                        target=at_most(5.0, "<= 5 s", "issue 24"),
+                        note=f"{made:,} card files; the script's own target <= 60 s: "
+                             f"{'met' if full <= 60 else 'missed'}")
+            figures.add(f"full dream of {args.events // 2:,} raw events", round(half, 2), "s")
+            figures.add(f"dream of {args.events:,} / {args.events // 2:,} events (2N / N)", round(full / half, 2), "x",
+                        target=at_most(2.1, "<= 2.1x", "issue 24"), note="2.00 is linear")
         load = os.getloadavg()[0]
         wall, cpu, writing, written = incremental(tmp, args.cards, args.runs)
     print(f"incremental dream of 1,000 events on {args.cards:,} cards written by a dream: median {wall:.2f} s, "
@@ -111,6 +123,12 @@ def main() -> None:
           f"load {load:.2f} -> {os.getloadavg()[0]:.2f})")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}, "
           f"load {os.getloadavg()[0]:.2f}")
+    figures.add(f"incremental dream: 1,000 new events on {args.cards:,} cards written by a dream, "
+                f"median of {args.runs}", round(wall, 2), "s", target=at_most(1.0, "<= 1 s", "issue 24"),
+                area="incremental dream",
+                note=f"CPU {cpu:.2f} s; the dream that wrote {written:,} files (cold cache): {writing:.2f} s; "
+                     f"the script's own target <= 2 s: {'met' if wall <= 2 else 'missed'}")
+    figures.write(args.json)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Benchmark: `memdream ingest FILE` of N realistic memdream-format events, as a real process.
 
-Usage: python bench/ingest_bench.py [--events N] [--small M] [--runs R] [--profile]
+Usage: python bench/ingest_bench.py [--events N] [--small M] [--runs R] [--profile] [--json FILE]
 
 Generates N events (default 200,000: every kind, 100-400 byte texts, ids present, about 2% carrying
 a secret to redact) into a temp file, then ingests it R times, each into a fresh memory. Prints
 the median events/s (target: >= 50,000 on 2 cores), the peak RSS of the ingest process for M
 (default 50,000) and N events (memory should stay flat: segments are streamed), the machine and
 its load average. --profile runs one ingest in-process under cProfile and prints the top entries.
+The floor, measured in the same run: a bare standard-library round trip of the same file (one process
+reads each line, json.loads and json.dumps it, writes it out), R times; issue 24 wants ingest within 1.3x it.
 """
 
 from __future__ import annotations
@@ -20,13 +22,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures, at_least, at_most  # noqa: E402
 from memdream.commands.init import init_memory  # noqa: E402
 
 TARGET = 50_000
+ISSUE_TARGET, ISSUE_RATIO = 100_000, 1.3  # issue 24: events/s, and ingest time over the bare round trip's
+ROUND_TRIP = ("import json, sys\n"
+              "with open(sys.argv[1], encoding='utf-8') as src, open(sys.argv[2], 'w', encoding='utf-8') as out:\n"
+              "    for line in src:\n"
+              "        out.write(json.dumps(json.loads(line), ensure_ascii=False) + '\\n')\n")
 _WORDS = ("the export job failed again because the bucket moved to another region so we retried with "
           "a longer timeout and checked the logs of the nightly run before opening a ticket for the "
           "platform team who own the deploy pipeline and the cache layer in front of the api").split()
@@ -121,6 +130,13 @@ def ingest_once(log: Path, workdir: Path, name: str) -> tuple[float, float, int,
     return float(elapsed), float(cpu), int(rss), json.loads(rest)
 
 
+def round_trip_once(log: Path, workdir: Path) -> float:
+    """Wall seconds of one process that only parses and writes back every line of ``log`` (the floor)."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", ROUND_TRIP, str(log), str(workdir / "round-trip.jsonl")], check=True)
+    return time.perf_counter() - start
+
+
 def profile(log: Path, workdir: Path) -> None:
     import cProfile
     import pstats
@@ -145,7 +161,9 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=50_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     args = parser.parse_args()
+    figures = Figures(__file__, "ingest")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         big, small = workdir / "big.jsonl", workdir / "small.jsonl"
@@ -164,6 +182,7 @@ def main() -> None:
             cpu_times.append(cpu)
             rss_big.append(rss)
         rss_small = [ingest_once(small, workdir, f"small-{number}")[2] for number in range(args.runs)]
+        trips = [round_trip_once(big, workdir) for _ in range(args.runs)]
         load_after = os.getloadavg()
     median = statistics.median(timings)
     rate = args.events / median
@@ -177,6 +196,22 @@ def main() -> None:
           f"{statistics.median(rss_big) / 1024:.0f} MiB for {args.events:,} events")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}, "
           f"load average {load_before[0]:.2f} before / {load_after[0]:.2f} after")
+    trip = statistics.median(trips)
+    print(f"floor: bare json round trip of the same file (stdlib loads + dumps, one process): median {trip:.2f} s "
+          f"= {args.events / trip:,.0f} events/s; ingest takes {median / trip:.2f}x it (issue 24: <= {ISSUE_RATIO}x)")
+    floor = ("bare json round trip, one process", round(args.events / trip), "events/s")
+    figures.add(f"`memdream ingest` of {args.events:,} memdream-format events, whole process, median of {args.runs}",
+                round(rate), "events/s", target=at_least(ISSUE_TARGET, f">= {ISSUE_TARGET:,} events/s", "issue 24"),
+                floor=floor, note=f"{args.events / cpu:,.0f} events per CPU-second; {median:.2f} s; "
+                                  f"the script's own target >= {TARGET:,}: {'met' if rate >= TARGET else 'missed'}")
+    figures.add("ingest time / bare round trip time", round(median / trip, 2), "x",
+                target=at_most(ISSUE_RATIO, f"<= {ISSUE_RATIO}x the round trip", "issue 24"),
+                floor=("bare json round trip", round(trip, 2), "s"))
+    figures.add(f"peak RSS of the ingest process, {args.small:,} events", round(statistics.median(rss_small) / 1024),
+                "MiB")
+    figures.add(f"peak RSS of the ingest process, {args.events:,} events", round(statistics.median(rss_big) / 1024),
+                "MiB", note="should stay flat: events stream")
+    figures.write(args.json, redactions=report["redactions"], log_bytes=size)
 
 
 if __name__ == "__main__":

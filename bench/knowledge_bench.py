@@ -14,7 +14,13 @@ B. Knowledge updates with no cards: multi-session chats in which a person's situ
    recall items: the share of questions (of those with both in the context) with the older one first.
    The same over a plain BM25 over the turns.
 
-Usage: python bench/knowledge_bench.py [--sessions 80] [--budget 2000] [--seed 7] [--keep DIR] [--json]
+Targets (README, issue 11): A. a superseded value in <= 5 % of contexts, active cards >= 20x smaller than the
+log, no active card of a volatile attribute; B. the older answer first in <= 15 % of questions. Baseline: the
+plain BM25, same run.
+
+Usage: python bench/knowledge_bench.py [--sessions 80] [--budget 2000] [--seed 7] [--keep DIR] [--json [FILE]]
+(--json alone prints one JSON object instead of the table; --json FILE prints the table and writes the figures
+for bench/results.py)
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.figures import Figures, at_least, at_most, exactly  # noqa: E402
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
 VOLATILE = ("cpu-load", "queue-depth", "open-connections")
@@ -411,20 +421,44 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="Build the memories here and keep them.")
-    parser.add_argument("--json", action="store_true", help="One JSON object instead of the table.")
+    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                        help="Alone: one JSON object instead of the table. "
+                             "With FILE: the figures for bench/results.py.")
     args = parser.parse_args()
+    figures = Figures(__file__, "recall quality")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as name:
         work = args.keep or Path(name)
         work.mkdir(parents=True, exist_ok=True)
         a = part_a(work, args.sessions, args.seed, args.budget)
         b = part_b(work, args.people, args.seed, args.budget)
-    if args.json:
+    if args.json == "-":
         print(json.dumps({"agent_log": a, "knowledge_updates": b, "machine": machine(),
                           "wall_s": round(time.perf_counter() - start, 1)}))
         return
     report(a, b, args.budget)
     print(f"machine: {machine()}; wall {time.perf_counter() - start:.1f} s")
+    if args.json:
+        add_figures(figures, a, b, args.budget)
+        figures.write(Path(args.json), agent_log=a, knowledge_updates=b)
+
+
+def add_figures(figures: Figures, a: dict[str, Any], b: dict[str, Any], budget: int) -> None:
+    about = f"{a['sessions']} sessions, {a['questions']} fact questions, budget {budget} B"
+    figures.add(f"changing facts ({about}): a superseded value unmarked in the context", a["recall"]["stale"], "share",
+                target=at_most(0.05, "<= 5 %"), floor=("plain BM25 over the raw events", a["bm25"]["stale"], "share"))
+    figures.add("changing facts: the current value in the context", a["recall"]["current"], "share",
+                floor=("plain BM25 over the raw events", a["bm25"]["current"], "share"))
+    ratio = a["log_bytes"] / max(1, a["active_card_bytes"])
+    figures.add("changing facts: active card bytes, log / cards", round(ratio, 1), "x",
+                target=at_least(20, ">= 20x smaller than the log"), floor=("the log", a["log_bytes"], "bytes"),
+                note=f"{a['active_card_bytes']:,} bytes of active cards")
+    figures.add("changing facts: active cards of volatile attributes", a["volatile_active_cards"], "cards",
+                target=exactly(0, "0"))
+    figures.add(f"situation changes, no cards ({b['questions']} questions): the older answer ranked first",
+                b["recall"]["older_first"], "share", target=at_most(0.15, "<= 15 %"),
+                floor=("plain BM25 over the turns", b["bm25"]["older_first"], "share"),
+                note=f"both answers shown for {b['recall']['both']} questions (BM25 {b['bm25']['both']})")
 
 
 if __name__ == "__main__":

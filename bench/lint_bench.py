@@ -8,7 +8,7 @@ Prints the median wall time of R runs for N cards and for N/2 cards, their ratio
 the target (median for N cards <= 5 s), the CPU time of the lint processes, and the machine with
 its load average (it is shared: wall times vary with what else runs).
 
-Usage: python bench/lint_bench.py [--cards N] [--runs R]
+Usage: python bench/lint_bench.py [--cards N] [--runs R] [--json FILE]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures, at_most  # noqa: E402
 from bench.synth import build_card_memory, synthetic_card  # noqa: E402
 from memdream.memory.card import INLINE_EVIDENCE  # noqa: E402
 from memdream.memory.evidence_log import evidence_line  # noqa: E402
@@ -76,14 +77,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     args = parser.parse_args()
-    medians = {}
+    figures = Figures(__file__, "lint")
+    medians, cpu_medians = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for cards in (args.cards // 2, args.cards):
             root = Path(tmp) / f"memory-{cards}"
             build_memory(root, cards)
             times, cpus = lint_times(root, args.runs)
             medians[cards] = statistics.median(times)
+            cpu_medians[cards] = statistics.median(cpus)
             print(f"lint of {cards:,} cards: median {medians[cards]:.2f} s over {args.runs} runs "
                   f"(min {min(times):.2f} s, max {max(times):.2f} s; CPU median {statistics.median(cpus):.2f} s)")
     full = medians[args.cards]
@@ -92,6 +96,15 @@ def main() -> None:
           f"{'met' if full <= TARGET_SECONDS else 'MISSED'} ({full:.2f} s)")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, "
           f"Python {platform.python_version()}, {platform.machine()}")
+    half = args.cards // 2
+    figures.add(f"`memdream lint` of {args.cards:,} cards, median of {args.runs} processes", round(full, 2), "s",
+                target=at_most(TARGET_SECONDS, f"<= {TARGET_SECONDS:.0f} s"),
+                note=f"CPU {cpu_medians[args.cards]:.2f} s")
+    figures.add(f"`memdream lint` of {half:,} cards", round(medians[half], 2), "s",
+                note=f"CPU {cpu_medians[half]:.2f} s")
+    figures.add(f"scaling {args.cards:,} / {half:,} cards", round(full / medians[half], 2), "x",
+                note="2.00 is linear")
+    figures.write(args.json)
 
 
 if __name__ == "__main__":

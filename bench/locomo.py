@@ -6,7 +6,10 @@ through `memdream recall --queries FILE --budget B --format json` (one process p
 question's score is the fraction of its gold evidence turns (log://<conv>/S<n>#D<n>:<k>) whose
 reference is among the evidence of the returned items; scores are averaged over questions.
 
-Usage: python bench/locomo.py [--data DIR] [--budgets 2000,4000,8000] [--keep DIR] [--no-trim]
+Targets (README): overall 0.65 / 0.72 / 0.78 at 2,000 / 4,000 / 8,000 B. The reference is BM25 over single
+turns rendered `[date] speaker: text`, measured once (the constants below), not in each run.
+
+Usage: python bench/locomo.py [--data DIR] [--budgets 2000,4000,8000] [--keep DIR] [--no-trim] [--json FILE]
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures, at_least  # noqa: E402
+
 DEFAULT_DATA = Path("/work/shared/bench/locomo-dev")
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain")
 REFERENCE = {2000: 0.559, 4000: 0.633, 8000: 0.696}
+TARGETS = {2000: 0.65, 4000: 0.72, 8000: 0.78}
 
 
 def memdream(*args: str, env: dict[str, str]) -> str:
@@ -87,7 +93,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="Build the memories here and keep them.")
     parser.add_argument("--no-trim", action="store_true",
                         help="Ablation: show raw turns whole (recall.raw_trim_above: 0).")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     args = parser.parse_args()
+    figures = Figures(__file__, "LoCoMo")
     settings = {"raw_trim_above": 0} if args.no_trim else {}
     budgets = [int(value) for value in args.budgets.split(",")]
     folders = sorted(path for path in args.data.iterdir() if (path / "cases.jsonl").exists())
@@ -113,11 +121,17 @@ def main() -> None:
                          for c in CATEGORIES)
         reference = f"{REFERENCE[budget]:9.3f}" if budget in REFERENCE else f"{'-':>9}"
         print(f"{budget:7d} {overall:8.3f} {cells} {reference}")
+        figures.add(f"evidence recall at {budget:,} B, {len(totals[budget])} questions", round(overall, 3), "score",
+                    target=at_least(TARGETS[budget], f">= {TARGETS[budget]}") if budget in TARGETS else None,
+                    floor=("BM25 over single turns (reference, not this run)", REFERENCE[budget], "score")
+                    if budget in REFERENCE else None,
+                    note=", ".join(f"{c} {sum(v) / len(v):.3f}" for c in CATEGORIES if (v := by_category.get(c))))
     counts = defaultdict(int)
     for category, _ in totals[budgets[0]]:
         counts[category] += 1
     print("questions per category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES))
     print(f"machine: {machine()}; wall {time.perf_counter() - start:.1f} s")
+    figures.write(args.json, conversations=len(folders), no_trim=args.no_trim)
 
 
 if __name__ == "__main__":

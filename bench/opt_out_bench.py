@@ -12,7 +12,7 @@ of three projects), then ingests it as a real process into a fresh memory, --run
 
 Reports the median seconds of each and its ratio to ``plain``.
 
-Usage: python bench/opt_out_bench.py [--sessions N] [--runs R]
+Usage: python bench/opt_out_bench.py [--sessions N] [--runs R] [--json FILE]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Figures  # noqa: E402
 from bench.transcript_bench import ENV, write_folder  # noqa: E402
 from memdream.commands.init import init_memory  # noqa: E402
 
@@ -85,7 +86,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     options = parser.parse_args()
+    figures = Figures(__file__, "opt-out")
     with tempfile.TemporaryDirectory() as temp:
         tmp = Path(temp)
         folder, marked_folder = tmp / "transcripts", tmp / "marked"
@@ -108,8 +111,13 @@ def main() -> None:
               f"bytes); {marked} marked off in the `marked` setup")
         for name, median in medians.items():
             print(f"{name:9} {median:6.2f} s median  x{median / medians['plain']:.2f}")
+            if name != "plain":
+                figures.add(f"ingest of {files} sessions, `{name}` / `plain`, median of {options.runs}",
+                            round(median / medians["plain"], 2), "x", floor=("plain", round(medians["plain"], 2), "s"),
+                            note=f"{median:.2f} s")
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, "
               f"Python {platform.python_version()}, runs {options.runs}")
+    figures.write(options.json)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ Memory: 10,000 cards (bench/synth.py::build_card_memory) plus 100,000 raw events
    after one card changed / after one new segment
 5. where start-up goes: the interpreter (`python -c pass`), importing typer (with its click),
    importing memdream.cli (typer included), from `python -X importtime`
+6. the floor of issue 24: `python -c "import typer"` as a process (a recall process should take at most
+   1.5x it, `--help` 1.3x it; batch recall >= 2,000 queries/s: the --json figures hold these targets)
 
 The machine is shared: its load average is printed with the figures.
 
-Usage: python bench/recall_bench.py [--cards C] [--events N] [--runs R] [--queries Q]
+Usage: python bench/recall_bench.py [--cards C] [--events N] [--runs R] [--queries Q] [--json FILE]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures, at_least, at_most  # noqa: E402
 from bench.synth import _ATTRIBUTES, _SUBJECTS, build_card_memory, synthetic_events  # noqa: E402
 
 # Bytecode caching on, as in any installation (a development shell may have it off).
@@ -82,9 +85,9 @@ def build(root: Path, tmp: Path, cards: int, events: int) -> float:
     return elapsed
 
 
-def bare_start() -> float:
+def bare_start(code: str = "pass") -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True, env=ENV)
+    subprocess.run([sys.executable, "-c", code], check=True, env=ENV)
     return time.perf_counter() - start
 
 
@@ -111,7 +114,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     args = parser.parse_args()
+    figures = Figures(__file__, "recall")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         root = tmp / "mem"
@@ -134,6 +139,7 @@ def main() -> None:
         raw_batch = [memdream("recall", "--queries", str(raw_query_file), "-m", str(root))[0] for _ in range(3)]
         helps = [memdream("--help")[0] for _ in range(args.runs)]
         bare = [bare_start() for _ in range(args.runs)]
+        typer = [bare_start("import typer") for _ in range(args.runs)]
         imports = [import_times() for _ in range(args.runs)]
         card = next((root / "cards" / "facts").iterdir())
         card.write_text(card.read_text(encoding="utf-8").replace("nightly", "weekly"), encoding="utf-8")
@@ -159,7 +165,42 @@ def main() -> None:
         for name in ("typer", "typer.main", "typer._click", "rich", "pydantic", "memdream.cli")))
     print(f"cold: first recall (card index) {cold * ms:.0f} ms; first raw fallback (raw index) {raw_cold * ms:.0f} ms;"
           f" after 1 card changed {card_rebuild * ms:.0f} ms; after 1 new segment {segment_rebuild * ms:.0f} ms")
+    typer_ms = statistics.median(typer) * ms
+    print(f"floor: python -c \"import typer\" {typer_ms:.0f} ms; "
+          f"recall {statistics.median(single) * ms / typer_ms:.2f}x it "
+          f"(issue 24: <= 1.5x), --help {statistics.median(helps) * ms / typer_ms:.2f}x (issue 24: <= 1.3x)")
     print(f"machine: {machine()}")
+    imported = {name: statistics.median(run.get(name, 0.0) for run in imports) * ms
+                for name in ("typer", "memdream.cli")}
+    why = (f"in-process imports (-X importtime): typer {imported['typer']:.0f} ms, memdream.cli "
+           f"{imported['memdream.cli']:.0f} ms (typer included); python -c pass {statistics.median(bare) * ms:.0f} ms")
+    floor = ('python -c "import typer"', round(typer_ms, 1), "ms")
+    single_ms = statistics.median(single) * ms
+    figures.add(f"one `memdream recall` process, {args.cards:,} cards + {args.events:,} events, warm, median of "
+                f"{args.runs}", round(single_ms, 1), "ms",
+                target=at_most(round(1.5 * typer_ms, 1), "<= 1.5x import typer", "issue 24"), floor=floor,
+                note=f"{single_ms / typer_ms:.2f}x import typer; CPU {statistics.median(single_cpu) * ms:.0f} ms; "
+                     f"{why}; "
+                     f"the script's own target <= 150 ms: {'met' if single_ms <= 150 else 'missed'}")
+    figures.add("one recall process, `--format json --budget 8000`", round(statistics.median(single_json) * ms, 1),
+                "ms", floor=floor)
+    figures.add("one recall process, raw fallback (no card answers)", round(statistics.median(raw_only) * ms, 1), "ms",
+                floor=floor)
+    rate = len(asked) / statistics.median(batch)
+    figures.add(f"`recall --queries`, {len(asked):,} queries, process start included", round(rate), "queries/s",
+                target=at_least(2000, ">= 2,000 queries/s", "issue 24"),
+                note=f"the script's own target >= 200: {'met' if rate >= 200 else 'missed'}")
+    figures.add("`recall --queries`, 200 raw-fallback queries", round(200 / statistics.median(raw_batch)), "queries/s")
+    help_ms = statistics.median(helps) * ms
+    figures.add("`memdream --help`", round(help_ms, 1), "ms", area="start-up", floor=floor,
+                target=at_most(round(1.3 * typer_ms, 1), "<= 1.3x import typer", "issue 24"),
+                note=f"{help_ms / typer_ms:.2f}x import typer; CPU {statistics.median(CPU['--help']) * ms:.0f} ms; "
+                     f"{why}")
+    figures.add("first recall after ingest (builds the card index)", round(cold * ms), "ms")
+    figures.add("first raw-fallback recall (builds the raw index)", round(raw_cold * ms), "ms")
+    figures.add("first recall after one card changed", round(card_rebuild * ms), "ms")
+    figures.add("first recall after one new segment", round(segment_rebuild * ms), "ms")
+    figures.write(args.json)
 
 
 if __name__ == "__main__":

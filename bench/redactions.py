@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import sys
 import time
 from collections import Counter
@@ -29,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures  # noqa: E402
 from bench.real_sessions import folders  # noqa: E402
 from memdream.ingest import sources as sources_mod  # noqa: E402
 from memdream.ingest.adapters import ParseContext, adapters, detect, memory_files  # noqa: E402
@@ -155,8 +155,11 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="Print every redacted span with its context.")
     parser.add_argument("--context", type=int, default=CONTEXT, metavar="N",
                         help=f"Characters shown on each side of a span (default {CONTEXT}).")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="Write counts and spans to FILE.")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="Write counts and spans to FILE (under `projects`), "
+                             "with the figures for bench/results.py.")
     args = parser.parse_args()
+    figures = Figures(__file__, "redaction")
     start = time.perf_counter()
     results = [project_redactions(folder, args.context) for folder in folders(args.project)]
     if args.show:
@@ -168,9 +171,15 @@ def main() -> None:
     print_table(results)
     print(f"wall {time.perf_counter() - start:.1f} s")
     if args.json:
-        figures = {result.name: {"events": result.events, "counts": dict(sorted(result.counts.items())),
-                                 "redactions": [vars(r) for r in result.redactions]} for result in results}
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        projects = {result.name: {"events": result.events, "counts": dict(sorted(result.counts.items())),
+                                  "redactions": [vars(r) for r in result.redactions]} for result in results}
+        total: Counter[str] = sum((result.counts for result in results), Counter())
+        events = sum(result.events for result in results)
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(total.items())) or "none"
+        figures.add(f"redactions in the real sessions ({len(results)} projects, {events:,} events)",
+                    sum(total.values()), "spans",
+                    note=f"by kind: {kinds}; read each with --show: real secrets only is the target")
+        figures.write(args.json, projects=projects)
 
 
 if __name__ == "__main__":

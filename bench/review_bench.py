@@ -9,7 +9,7 @@ earlier card, over --cards cards committed first. Each command runs as a real pr
 
 The machine is shared: its load average is printed with the figures.
 
-Usage: python bench/review_bench.py [--dreams N] [--cards C] [--runs R]
+Usage: python bench/review_bench.py [--dreams N] [--cards C] [--runs R] [--json FILE]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.figures import Figures  # noqa: E402
 from bench.synth import synthetic_cards  # noqa: E402
 from memdream import yamlio  # noqa: E402
 from memdream.commands.init import init_memory  # noqa: E402
@@ -96,7 +97,9 @@ def main() -> None:
     parser.add_argument("--dreams", type=int, default=500)
     parser.add_argument("--cards", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     options = parser.parse_args()
+    figures = Figures(__file__, "review")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "mem"
         started = time.perf_counter()
@@ -113,7 +116,10 @@ def main() -> None:
         for name, args in cases.items():
             wall, cpu = timed([*base, *args, "-m", str(root)], options.runs)
             print(f"  {name:<24} {wall * 1000:7.0f} ms wall  {cpu * 1000:7.0f} CPU-ms")
+            figures.add(f"`memdream {name}`, {options.dreams} dreams, {options.cards:,} cards, "
+                        f"median of {options.runs}", round(wall * 1000), "ms", note=f"CPU {cpu * 1000:.0f} ms")
         print(f"load {os.getloadavg()[0]:.1f}")
+    figures.write(options.json)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ injected instruction), then, as real processes on a fresh memory: ``memdream ing
 and ``memdream dream``. Reports events in, cards out by type, the size of active memory against the
 raw layer, and the time per 1,000 transcript events of ingest and of dream (median of --runs).
 
-Usage: python bench/transcript_bench.py [--sessions N] [--runs R] [--keep DIR]
+Usage: python bench/transcript_bench.py [--sessions N] [--runs R] [--keep DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Figures  # noqa: E402
 from tests.transcripts import ClaudeSession, CodexSession, conftest_import_error, pytest_passed  # noqa: E402
 
 ENV = {**os.environ, "NO_COLOR": "1", "MEMDREAM_NOW": "2026-12-31T00:00:00Z"}
@@ -159,7 +160,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="keep the last memory and folder here")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
     options = parser.parse_args()
+    figures = Figures(__file__, "transcripts")
     with tempfile.TemporaryDirectory() as temp:
         tmp = Path(temp)
         folder = tmp / "transcripts"
@@ -177,6 +180,18 @@ def main() -> None:
         print(f"dream:  {dream:.2f} s median, {1000 * dream / events:.3f} s per 1,000 events")
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"runs {options.runs}")
+        card_bytes, raw_bytes = int(last["card_bytes"]), int(last["raw_bytes"])  # type: ignore[call-overload]
+        figures.add(f"{files} real-format sessions in ({last['log_bytes']:,} bytes of logs)", events, "events")
+        types: dict[str, int] = last["types"]  # type: ignore[assignment]
+        figures.add("cards out", int(last["cards"]), "cards",  # type: ignore[call-overload]
+                    note=", ".join(f"{n} {kind}" for kind, n in sorted(types.items())))
+        figures.add("active memory (card files)", card_bytes, "bytes", floor=("raw layer", raw_bytes, "bytes"),
+                    note=f"{raw_bytes / max(1, card_bytes):.0f}x smaller than the raw layer")
+        figures.add(f"ingest per 1,000 events, whole process, median of {options.runs}",
+                    round(1000 * ingest / events, 3), "s", note=f"{ingest:.2f} s for {events:,} events")
+        figures.add(f"dream per 1,000 events, whole process, median of {options.runs}",
+                    round(1000 * dream / events, 3), "s", note=f"{dream:.2f} s for {events:,} events")
+        figures.write(options.json)
         if options.keep:
             shutil.rmtree(options.keep, ignore_errors=True)
             shutil.copytree(tmp / f"memory-{options.runs - 1}", options.keep / "memory")
