@@ -11,8 +11,9 @@ at each point:
 - **active memory bytes**: cards/ + plan.yaml + INDEX.md, what recall reads before the raw layer;
 - **recall quality**: questions about the sessions so far whose answer is in the log by then: each project's
   test, install and lint commands and what works when its bare test command fails, the user's instructions
-  (lint before committing, no push to main), and what a given task fixed (8 tasks drawn from the sessions so
-  far, answered only by a context line naming the task and the fix). Score: the share of questions whose
+  (lint before committing, no push to main): the knowledge questions; and what a given task fixed (20 tasks
+  drawn from the sessions so far, answered only by a context line naming the task and the fix): the task
+  questions. Score: the share of questions whose
   `recall --format json` context at the default budget (no scope) holds every answer token; baseline: a plain
   BM25 over the memory's raw events at the same budget (bench/knowledge_bench.py's, as bench/real_sessions.py
   uses it), same run.
@@ -48,7 +49,7 @@ from bench.real_sessions import bm25_texts, raw_events  # noqa: E402
 from bench.transcript_bench import ENV, PROJECTS, START, claude_session, codex_session  # noqa: E402
 
 POINTS = (10, 30, 100, 300, 1000)
-EPISODES = 8  # task questions per point
+EPISODES = 20  # task questions per point
 TASK = re.compile(r"Task (\d+): fix the rounding of ([a-z ]+?) in ([\w./]+)")
 
 
@@ -151,15 +152,19 @@ def measure_point(root: Path, batch: Path, seen: list[Path], tasks: dict[int, st
     size, cards = active_bytes(root)
     hits = [answered(q, text) for q, text in zip(asked, contexts)]
     bm25_hits = [answered(q, text) for q, text in zip(asked, bm25)]
-    tasks_asked = [i for i, q in enumerate(asked) if q.line]
+    kinds = {"knowledge": [i for i, q in enumerate(asked) if not q.line],
+             "task": [i for i, q in enumerate(asked) if q.line]}
     return {"sessions": sessions, "events": len(events), "new_events": json.loads(out)["added"],
             "ingest_s": round(ingest_s, 2), "dream_s": round(dream_s, 2), "active_bytes": size, "cards": cards,
             "raw_bytes": sum(path.stat().st_size for path in (root / "raw" / "segments").glob("*.jsonl")),
             "log_bytes": sum(path.stat().st_size for folder in seen for path in folder.rglob("*.jsonl")),
             "budget": budget, "questions": len(asked), "recall": round(sum(hits) / len(asked), 3),
             "bm25": round(sum(bm25_hits) / len(asked), 3),
-            "task_recall": round(sum(hits[i] for i in tasks_asked) / max(1, len(tasks_asked)), 3),
-            "task_bm25": round(sum(bm25_hits[i] for i in tasks_asked) / max(1, len(tasks_asked)), 3),
+            **{f"{kind}_questions": len(found) for kind, found in kinds.items()},
+            **{f"{kind}_recall": round(sum(hits[i] for i in found) / max(1, len(found)), 3)
+               for kind, found in kinds.items()},
+            **{f"{kind}_bm25": round(sum(bm25_hits[i] for i in found) / max(1, len(found)), 3)
+               for kind, found in kinds.items()},
             "missed": [q.text for q, hit in zip(asked, hits) if not hit]}
 
 
@@ -173,20 +178,27 @@ def chart(points: list[dict[str, Any]], path: Path) -> str:
     from matplotlib import pyplot
 
     sessions = [point["sessions"] for point in points]
-    figure, (dream, memory, quality) = pyplot.subplots(3, 1, sharex=True, figsize=(7, 8.5))
+    figure, (dream, memory, quality) = pyplot.subplots(3, 1, sharex=True, figsize=(10, 8.5))
     dream.plot(sessions, [p["dream_s"] for p in points], "o-", label="dream of the step")
     dream.plot(sessions, [p["ingest_s"] for p in points], "s--", color="grey", label="ingest of the step")
-    dream.set_ylim(bottom=0)
+    previous = [0] + sessions[:-1]
+    for point, before in zip(points, previous):
+        dream.annotate(f"+{point['sessions'] - before:,}", (point["sessions"], point["dream_s"]),
+                       textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+    dream.set_ylim(0, 1.2 * max(max(p["dream_s"], p["ingest_s"]) for p in points))
     dream.set_ylabel("seconds")
-    dream.set_title("dream time of each step (the new sessions since the last point)")
+    dream.set_title("dream time of each step (+ the new sessions since the last point)")
     memory.plot(sessions, [p["active_bytes"] / 1000 for p in points], "o-", label="active memory (cards, plan, INDEX)")
     memory.plot(sessions, [p["raw_bytes"] / 1000 for p in points], "s--", color="grey", label="raw layer")
     memory.set_yscale("log")
     memory.set_ylabel("KB")
     memory.set_title("what recall reads first, against the raw log")
-    quality.plot(sessions, [100 * p["recall"] for p in points], "o-", label="memdream recall")
-    quality.plot(sessions, [100 * p["bm25"] for p in points], "s--", color="grey", label="plain BM25 over raw events")
-    quality.plot(sessions, [100 * p["task_recall"] for p in points], "^:", label="memdream, task questions only")
+    for kind, color in (("knowledge", "C0"), ("task", "C1")):
+        asked = points[-1][f"{kind}_questions"]
+        quality.plot(sessions, [100 * p[f"{kind}_recall"] for p in points], "o-", color=color,
+                     label=f"memdream recall, {kind} questions ({asked})")
+        quality.plot(sessions, [100 * p[f"{kind}_bm25"] for p in points], "s--", color=color, alpha=0.5,
+                     label=f"plain BM25 over the raw events, {kind} questions")
     quality.set_ylim(0, 105)
     quality.set_ylabel("% of questions answered")
     quality.set_title(f"recall quality at the default budget ({points[0]['budget']:,} B)")
@@ -196,7 +208,7 @@ def chart(points: list[dict[str, Any]], path: Path) -> str:
     quality.set_xlabel("sessions in the log (Claude Code and Codex, 3 projects)")
     for axis in (dream, memory, quality):
         axis.grid(True, alpha=0.3)
-        axis.legend(fontsize=8, loc="best")
+        axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.suptitle("memdream as the log grows (bench/growth_bench.py)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -219,7 +231,8 @@ def add_figures(figures: Figures, points: list[dict[str, Any]]) -> None:
                     floor=("raw layer", point["raw_bytes"], "bytes"), note=f"{point['cards']} cards")
         figures.add(f"{at}: recall quality ({point['questions']} questions)", point["recall"], "share",
                     floor=("plain BM25 over the raw events, same budget", point["bm25"], "share"),
-                    note=f"task questions {point['task_recall']:.0%} (BM25 {point['task_bm25']:.0%})")
+                    note=f"knowledge questions {point['knowledge_recall']:.0%} (BM25 {point['knowledge_bm25']:.0%}), "
+                         f"task questions {point['task_recall']:.0%} (BM25 {point['task_bm25']:.0%})")
 
 
 def main() -> None:
@@ -239,7 +252,8 @@ def main() -> None:
         root = work / "memory"
         memdream(["init", str(root)], ENV, work)
         print(f"{'sessions':>8} {'events':>7} {'ingest s':>8} {'dream s':>7} {'active B':>9} {'cards':>5} "
-              f"{'raw B':>10} {'questions':>9} {'recall':>6} {'bm25':>5} {'tasks':>5}", flush=True)
+              f"{'raw B':>10} {'questions':>9} {'recall':>6} {'bm25':>5} {'knowledge':>9} {'bm25':>5} {'tasks':>5} "
+          f"{'bm25':>5}", flush=True)
         for number, point in enumerate(points):
             batch = work / "batches" / str(point)
             seen = [work / "batches" / str(p) for p in points[:number + 1]]
@@ -247,7 +261,8 @@ def main() -> None:
             measured.append(got)
             print(f"{point:>8,} {got['events']:>7,} {got['ingest_s']:>8.2f} {got['dream_s']:>7.2f} "
                   f"{got['active_bytes']:>9,} {got['cards']:>5} {got['raw_bytes']:>10,} {got['questions']:>9} "
-                  f"{got['recall']:>6.0%} {got['bm25']:>5.0%} {got['task_recall']:>5.0%}", flush=True)
+                  f"{got['recall']:>6.0%} {got['bm25']:>5.0%} {got['knowledge_recall']:>9.0%} "
+                  f"{got['knowledge_bm25']:>5.0%} {got['task_recall']:>5.0%} {got['task_bm25']:>5.0%}", flush=True)
     print(chart(measured, args.png))
     print(f"machine: {machine()}")
     add_figures(figures, measured)

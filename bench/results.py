@@ -205,13 +205,19 @@ def growth_lines(run: Run, output: Path) -> list[str]:
         link = os.path.relpath(png.resolve(), output.resolve().parent)
         lines += [f"![dream time, active memory and recall quality as the log grows]({link})", ""]
     lines += ["| sessions | events | dream of the step | ingest of the step | active memory (cards, plan, INDEX) | "
-              "raw layer | cards | recall quality | plain BM25 | task questions |", "|" + "---|" * 10]
+              "raw layer | cards | recall quality (BM25) | knowledge questions (BM25) | task questions (BM25) |",
+              "|" + "---|" * 10]
     for p in points:
         lines.append(f"| {p['sessions']:,} | {p['events']:,} | {p['dream_s']:.2f} s | {p['ingest_s']:.2f} s | "
                      f"{p['active_bytes'] / 1000:,.1f} KB | {p['raw_bytes'] / 1e6:,.1f} MB | {p['cards']} | "
-                     f"{100 * p['recall']:.0f} % of {p['questions']} | {100 * p['bm25']:.0f} % | "
-                     f"{100 * p['task_recall']:.0f} % (BM25 {100 * p['task_bm25']:.0f} %) |")
+                     f"{percent(p['recall'])} of {p['questions']} ({percent(p['bm25'])}) | "
+                     f"{percent(p.get('knowledge_recall'))} ({percent(p.get('knowledge_bm25'))}) | "
+                     f"{percent(p.get('task_recall'))} ({percent(p.get('task_bm25'))}) |")
     return lines + [""]
+
+
+def percent(share: float | None) -> str:
+    return "–" if share is None else f"{100 * share:.0f} %"
 
 
 def summary_lines(runs: list[Run]) -> list[str]:
