@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Phrases by which injected content tries to become the agent's rules. Deliberately broad: a
 # false positive only keeps an event from becoming evidence or the plan on its own; it is still
@@ -99,7 +100,20 @@ def normalize_for_matching(text: str) -> str:
 
 def reads_like_instruction(text: str) -> bool:
     """Whether ``text`` (from a tool or a web page) reads like an order to the agent: whether
-    :data:`_INSTRUCTION` matches :func:`normalize_for_matching` of it."""
+    :data:`_INSTRUCTION` matches :func:`normalize_for_matching` of it. Short texts are remembered:
+    a log names the same subjects and attributes thousands of times."""
+    return _short_reads_like_instruction(text) if len(text) <= SHORT_TEXT else _reads_like_instruction(text)
+
+
+SHORT_TEXT = 200
+
+
+@lru_cache(maxsize=16384)
+def _short_reads_like_instruction(text: str) -> bool:
+    return _reads_like_instruction(text)
+
+
+def _reads_like_instruction(text: str) -> bool:
     if text.isascii():
         normalized = None
         lowered = text.translate(_ASCII_INVISIBLE).lower()

@@ -30,7 +30,14 @@ class FactKey:
 
     @classmethod
     def of(cls, subject: str, attribute: str) -> FactKey:
-        return cls(normalize_name(subject), normalize_name(attribute))
+        return _key(subject, attribute)
 
     def __str__(self) -> str:
         return f"({self.subject}, {self.attribute})"
+
+
+@lru_cache(maxsize=1 << 16)  # a log names the same subjects and attributes thousands of times
+def _key(subject: str, attribute: str) -> FactKey:
+    """The key of these names: one frozen object per pair, made once (making one costs more than
+    looking it up)."""
+    return FactKey(normalize_name(subject), normalize_name(attribute))
