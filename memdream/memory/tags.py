@@ -23,6 +23,8 @@ Raw events may carry free labels (raw-events.md); ours are these:
   interrupted            the user stopped the agent ("[Request interrupted by user]")
   memory-file            a rule or fact from a file the user wrote for agents (CLAUDE.md, AGENTS.md, a
                          Codex memories folder): a standing instruction even without "always" or "never"
+  command                a slash command the user ran, as they typed it (``/deploy the staging branch``;
+                         Claude Code): a request to that command, never a standing instruction of theirs
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ TITLE_TAG = "title"
 SYNTHETIC_TAG = "synthetic"
 INTERRUPTED_TAG = "interrupted"
 MEMORY_FILE_TAG = "memory-file"
+COMMAND_TAG = "command"
 
 # What ingest adds from its own state (the session's episodes so far, repetition, a tool's first success,
 # the clock, the project it read): local bookkeeping, not what the source said. Dedup compares and

@@ -9,9 +9,35 @@ never the user's words. Every other type is the harness's bookkeeping (``progres
 ``attachment``, ``mode``, ``permission-mode``, ``last-prompt``, ``queue-operation``,
 ``file-history-snapshot``, ``system`` notices, and types not invented yet): read, counted in the
 report by type, and left out. Claude Code also writes harness text *as* user lines (``isMeta``
-caveats, slash-command echoes); those are left out too, so that what is left is what the user and
+caveats, a command's output); those are left out too, so that what is left is what the user and
 the agent actually said and did. A message the harness made up in the agent's name (model
 ``<synthetic>``: API errors) is a ``note`` tagged ``synthetic``.
+
+A slash command the user typed is a user line of tags (``<command-message>deploy is running…``,
+``<command-name>/deploy``, ``<command-args>the staging branch``). A command that asks the agent for
+something (a command file of the project's or the user's, a plugin's, a built-in prompt like
+``/init``) is followed by its expansion, the file's text, in an ``isMeta`` user line whose parent is
+the command line: the command is then one ``message`` of the user, tagged ``command``, whose text is
+the line as the user typed it (``/deploy the staging branch``), so that the raw layer shows what
+they ran and keeps their own words. The expansion stays out (the file's text, not the user's); what
+it says the command is for, when it says it (a ``Purpose:`` line, a ``description:`` front matter,
+a heading that names the command: ``# /deploy — Ship a release``), rides along on the command as
+``meta.command_description``. Claude Code drops a command file's front matter when it expands it,
+and a body's first lines are orders to the model ("IT IS CRITICAL THAT YOU FOLLOW THESE STEPS",
+"Please analyze this codebase…"), not what a developer would call the command's purpose: they are
+not taken for one. The harness's own local commands (``/clear``, ``/compact``, ``/model``,
+``/cost``, ``/plugin``, …: no expansion follows, their output is a ``<local-command-stdout>`` line)
+stay out with their output: they ask the agent nothing and change nothing it did. A ``/clear``
+marks no boundary inside a session: Claude Code starts a new session file for it and writes the
+``/clear`` line first in that file, so the session itself is the boundary; a ``/compact`` leaves
+its summary, which is kept (above); a model or plugin switch is a one-off.
+
+A command is held until the next conversation record shows whether its expansion follows, and
+comes out only then, at its own time and with its own line's ``uuid`` as id; so a file cut between
+the two (a transcript still being written) gives the command once, when its expansion is there. It
+never takes the session's context (``meta`` of the first event) nor the place of the words that
+explain a rejection: the events a memory stored before commands were kept stay the same, and a
+second ingest of the same file adds only the commands and the goals they set.
 
 Sub-agents write their turns inline (``isSidechain``, 1.0) or into ``agent-<id>.jsonl`` files
 beside the session or under ``<session>/subagents/`` (2.x); either way their records carry the
@@ -23,6 +49,11 @@ real request as a ``goal``, each todo list as a ``plan`` (``TodoWrite``'s whole 
 list that ``TaskCreate`` and ``TaskUpdate`` calls build up), the call's command line on
 each tool result (``args.command``), the words the user typed after rejecting or interrupting
 a tool use (on the ``feedback``), and the project (``project:<name>``, from ``cwd``) as a tag.
+A command is a request when it says what for: with the user's arguments (``/deploy the staging
+branch``), or by the description its expansion gives (``/publish-session — Publish the session as
+a gist``). A bare command names a procedure, not the task: the user's next request, the session's
+title or its summary names that, as for a template run as it stands (``/bmad:…:create-tech-spec``
+asks the user what to specify, and the answer is the goal).
 
 Ids come from the line's ``uuid`` (``<uuid>``, or ``<uuid>.<block index>`` when one line
 yields several events), so ``log://<sessionId>#<uuid>`` stays stable across ingests; a goal
@@ -38,7 +69,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.harness import is_own_words, own_words
+from memdream.harness import headline, is_own_words, own_words
 from memdream.ingest.adapters._common import (
     Clock,
     Event,
@@ -58,7 +89,14 @@ from memdream.ingest.adapters._common import (
 )
 from memdream.ingest.adapters.context import ParseContext
 from memdream.memory.project import project_name
-from memdream.memory.tags import INTERRUPTED_TAG, SIDECHAIN_TAG, SUMMARY_TAG, SYNTHETIC_TAG, TITLE_TAG
+from memdream.memory.tags import (
+    COMMAND_TAG,
+    INTERRUPTED_TAG,
+    SIDECHAIN_TAG,
+    SUMMARY_TAG,
+    SYNTHETIC_TAG,
+    TITLE_TAG,
+)
 from memdream.toolcalls import command_line
 
 NAME = "claude-code"
@@ -79,6 +117,7 @@ TODO_TOOL = "TodoWrite"
 TASK_CREATE, TASK_UPDATE = "TaskCreate", "TaskUpdate"
 _TASK_NUMBER = re.compile(r"Task #(\d+)")
 # Text the harness writes into user lines: slash commands, local shell escapes, reminders.
+COMMAND_TAGS = ("<command-name>", "<command-message>", "<command-args>")
 HARNESS_TAGS = (
     "<command-name>",
     "<command-message>",
@@ -101,6 +140,19 @@ NOT_REQUESTS = (
 )
 # Assistant lines the harness makes up itself (API errors, "No response requested.").
 SYNTHETIC_MODEL = "<synthetic>"
+
+# A slash command's line: the command's name and the arguments the user typed after it (some versions
+# leave the arguments' tag open).
+_COMMAND_NAME = re.compile(r"<command-name>\s*(?P<name>[^<\s]+)[^<]*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(?P<args>.*?)(?:</command-args>|\Z)", re.DOTALL)
+# What a command's expansion says the command is for (module doc): its Purpose line near the top, its
+# front matter's description, or the title of a heading that names it ("# /deploy — Ship a release").
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_DESCRIPTION = re.compile(r"^description[ \t]*:[ \t]*(?P<text>.*\S)", re.IGNORECASE | re.MULTILINE)
+_PURPOSE = re.compile(r"^[ \t>*_-]*purpose[ \t]*[*_]*[ \t]*:[*_]*[ \t]*(?P<text>.*\S)", re.IGNORECASE | re.MULTILINE)
+_TITLE = re.compile(r"#{1,6}[ \t]+(?P<name>/[A-Za-z](?:[\w.:-]*\w)?)[ \t]*(?:[—–:-]+[ \t]*(?P<title>.*\S))?[ \t]*$")
+PURPOSE_LINES = 20  # a Purpose line further down is a step's, not the command's
+DESCRIPTION_LIMIT = 200  # characters: one line, as a goal or a card shows it
 
 _CONVERSATION = ("user", "assistant")
 # Title records and the field that holds the title.
@@ -150,6 +202,20 @@ class _Unexplained:
 
 
 @dataclass
+class _Command:
+    """A slash command the user typed, held until the next conversation record shows whether Claude
+    Code expanded it (a request to the agent) or ran it itself (a local command: left out)."""
+
+    event: Event  # the command as a message of the user, finished but for its description
+    uuid: str | None  # its line's: the expansion's parentUuid
+    lineno: int
+
+    @property
+    def has_args(self) -> bool:
+        return len(str(self.event["text"]).split(None, 1)) > 1
+
+
+@dataclass
 class _State:
     clock: Clock = field(default_factory=Clock)
     session: str | None = None
@@ -169,6 +235,7 @@ class _State:
     untimed: list[str] = field(default_factory=list)  # titles read before any record had a time
     tasks: dict[str, list[str]] = field(default_factory=dict)  # task id -> [subject, status] (2.1 todos)
     task_calls: dict[str, str] = field(default_factory=dict)  # TaskCreate call id -> the id it assumed
+    command: _Command | None = None  # a command line waiting for its expansion
 
 
 def sniff(head: str) -> bool:
@@ -205,6 +272,8 @@ def parse(lines: Iterator[str], ctx: ParseContext) -> Iterator[dict[str, Any]]:
         _see_project(line, state)
         for event in _record_events(line, lineno, ctx, state):
             yield from state.unexplained.offer(event)
+    for event in _command_events(None, ctx, state):
+        yield from state.unexplained.offer(event)
     yield from state.unexplained.release()
     for _ in state.summaries:  # titles of records in other files: another session's
         ctx.skip_type("summary (another session's)")
@@ -216,6 +285,7 @@ def _record_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: 
     """The events of one record, whatever its type."""
     kind = string(line.get("type"))
     if kind in _CONVERSATION:
+        yield from _command_events(line, ctx, state)
         if line.get("isMeta"):
             ctx.skip_type(f"{kind} (isMeta)")
             return
@@ -326,6 +396,10 @@ def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _S
     else:
         drafts = _drafts(line["type"], content, state)
     uuid = string(line.get("uuid"))
+    if len(drafts) == 1 and COMMAND_TAG in drafts[0][1].get("tags", ()):
+        _hold_command(drafts[0][1], uuid, line, ts, lineno, ctx, state)
+        return
+    drafts = [(index, draft) for index, draft in drafts if COMMAND_TAG not in draft.get("tags", ())]
     for event in number_ids(uuid, drafts):
         event = _finish(event, line, ts, ctx.session_for(state.session), state)
         if not checked(event, lineno, ctx):
@@ -338,6 +412,85 @@ def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _S
         plan = _plan(event, state)
         if plan is not None and checked(plan, lineno, ctx):
             yield plan
+
+
+# --- slash commands ------------------------------------------------------------------------------
+
+
+def _typed_command(text: str) -> Event | None:
+    """The command a command line holds, as the user typed it; None for a line without a command's name."""
+    found = _COMMAND_NAME.search(text)
+    if found is None:
+        return None
+    name = found["name"] if found["name"].startswith("/") else "/" + found["name"]
+    given = _COMMAND_ARGS.search(text)
+    args = given["args"].strip() if given else ""
+    return {"kind": "message", "actor": "user", "text": f"{name} {args}" if args else name, "tags": [COMMAND_TAG]}
+
+
+def _hold_command(draft: Event, uuid: str | None, line: dict[str, Any], ts: Any, lineno: int, ctx: ParseContext,
+                  state: _State) -> None:
+    """Keep a command line until the next record says what it was (module doc). A sub-agent types no
+    command: a command line in a sidechain is left out as before."""
+    if line.get("isSidechain"):
+        return
+    event: Event = {"session": ctx.session_for(state.session), "ts": ts, **draft}
+    if uuid is not None:
+        event["id"] = uuid
+    add_tags(event, *project_tag(state.project))
+    if checked(event, lineno, ctx):
+        state.command = _Command(event, uuid, lineno)
+
+
+def _command_events(line: dict[str, Any] | None, ctx: ParseContext, state: _State) -> Iterator[Event]:
+    """The command held, now that ``line`` (the next conversation record; None at the end of the file)
+    shows whether its expansion follows: with it, the command and the goal it may set (module doc);
+    without it, a local command of the harness, left out."""
+    held, state.command = state.command, None
+    if held is None:
+        return
+    expansion = _expansion(held, line)
+    if expansion is None:
+        ctx.skip_type("user (local command)")
+        return
+    event = held.event
+    description = _description(expansion, event["text"].split(None, 1)[0])
+    if description is not None:
+        event["meta"] = {"command_description": description}
+    if event["session"] not in state.goals and (held.has_args or description is not None):
+        asked = event["text"] if held.has_args else f"{event['text']} — {description}"
+        goal = goal_before({**event, "text": asked})
+        if goal is not None and checked(goal, held.lineno, ctx):
+            state.goals.add(goal["session"])
+            yield goal
+    yield event
+
+
+def _expansion(held: _Command, line: dict[str, Any] | None) -> str | None:
+    """The text of the command file Claude Code expanded for the command ``held``, when ``line`` is it: a
+    user line flagged ``isMeta`` whose parent is the command line."""
+    if line is None or line.get("type") != "user" or not line.get("isMeta"):
+        return None
+    if "parentUuid" in line and line["parentUuid"] != held.uuid:
+        return None  # another notice of the harness (a caveat before the next local command)
+    message = line.get("message")
+    text = text_of(message.get("content")) if isinstance(message, dict) else ""
+    return text if text.strip() else None
+
+
+def _description(expansion: str, name: str) -> str | None:
+    """What the expansion of command ``name`` says the command is for, in one line (module doc)."""
+    text = expansion.strip()
+    front = _FRONT_MATTER.match(text)
+    body = text[front.end():].lstrip("\n") if front else text
+    head = "\n".join(body.splitlines()[:PURPOSE_LINES])
+    stated = _PURPOSE.search(head) or (_DESCRIPTION.search(front["body"]) if front else None)
+    found = stated["text"] if stated else None
+    if found is None:
+        title = _TITLE.match(body.split("\n", 1)[0].strip())
+        found = title["title"] if title and title["name"].lower() == name.lower() else None
+    line = headline(found.strip().strip("\"'"), DESCRIPTION_LIMIT) if found else ""
+    return line or None
 
 
 def _is_compact_summary(content: Any) -> bool:
@@ -399,8 +552,9 @@ def _task_created(call_id: str | None, text: str, state: _State) -> None:
 def _is_request(event: Event, own: bool = True) -> bool:
     """A message the user typed in the main conversation (not the harness's text); ``own=False``: or a
     template expanded in their turn (a goal may still come from it: the command it runs)."""
-    if event["kind"] != "message" or event.get("actor") != "user" or SIDECHAIN_TAG in event.get("tags", []):
-        return False
+    tags = event.get("tags", [])
+    if event["kind"] != "message" or event.get("actor") != "user" or SIDECHAIN_TAG in tags or COMMAND_TAG in tags:
+        return False  # a command sets its goal itself, and explains no rejection (module doc)
     text = event.get("text", "")
     return not text.strip().startswith(NOT_REQUESTS) and (not own or is_own_words(text))
 
@@ -487,6 +641,8 @@ def _user_block(block: dict[str, Any], state: _State) -> Event | None:
 
 def _user_text(text: str, state: _State) -> Event | None:
     stripped = text.strip()
+    if stripped.startswith(COMMAND_TAGS):
+        return _typed_command(stripped)
     if not stripped or stripped.startswith(HARNESS_TAGS):
         return None
     if stripped.startswith(INTERRUPTED):
