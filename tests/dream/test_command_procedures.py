@@ -2,8 +2,8 @@
 lists them with the purpose and arguments their templates give, never the template's body.
 
 The rules on events shaped as the adapters write them, through the extractor; the pipeline on real-format
-Codex rollouts, through the command line users run (`ingest`, `dream`, `cards`), on a memory made by
-`memdream init`, in one dream and across dreams.
+Codex rollouts and Claude Code transcripts, through the command line users run (`ingest`, `dream`, `cards`),
+on a memory made by `memdream init`, in one dream and across dreams.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any, cast
 from memdream.dream.extractors import commands
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode
-from tests.transcripts import CodexSession
+from tests.ingest.test_claude_commands import typed
+from tests.transcripts import ClaudeSession, CodexSession
 
 SHOP = "/home/dev/shop-web"
 RELEASE_STEPS = "Run `make dist`, then push the tag; stop at the first failing check."
@@ -103,32 +104,24 @@ def test_three_runs_in_one_session_count() -> None:
                                                 "route one GitHub issue (used 3 times in one session).")
 
 
-def test_the_template_s_body_and_the_user_s_arguments_stay_off_the_card() -> None:
+def test_the_user_s_arguments_stay_off_the_card() -> None:
     sessions = [Session(f"s{number}", day=number) for number in (1, 2)]
-    for session in sessions:
-        session.user("<command-message>deploy-preview is running…</command-message>\n"
-                     "<command-name>/deploy-preview</command-name>\n"
-                     "<command-args>the checkout branch for Dana's demo</command-args>")
-        session.user("---\ndescription: Deploy the current branch to a preview environment\n---\n\n"
-                     "Build the image, push it and print the preview URL.\nNever touch production.\n")
+    for session in sessions:  # a Claude Code command, as its adapter keeps it
+        session.user("/deploy-preview the checkout branch for Dana's demo", tags=["command"],
+                     meta={"command_description": "Deploy the current branch to a preview environment"})
+        session.agent("Preview is up.")
     statement = _statement(_candidates(*sessions))
     assert statement == ("In shop-web, the project's own command: `/deploy-preview <args>` — Deploy the current "
                          "branch to a preview environment (used in 2 sessions).")
-    for words in ("Dana", "checkout branch", "Build the image", "production"):
+    for words in ("Dana", "checkout branch"):
         assert words not in statement
 
 
-def test_a_command_line_and_its_expansion_are_one_invocation() -> None:
-    session = Session("s1")
-    for _ in range(2):
-        session.user("<command-name>/ship-release</command-name>\n<command-args>2.4.0</command-args>")
-        session.user(RELEASE)
-        session.agent("Tagged 2.4.0.")
-    assert _candidates(session) == []  # twice in one session, not four times
-    later = Session("s2", day=6)
-    later.user("<command-name>/ship-release</command-name>\n<command-args>2.4.1</command-args>")
-    later.user(RELEASE)
-    assert _statement(_candidates(session, later)) == (
+def test_a_command_and_a_prompt_of_the_same_name_are_one_command() -> None:
+    codex, claude = Session("s1"), Session("s2", day=6)
+    codex.user(RELEASE)
+    claude.user("/ship-release", tags=["command"])  # its expansion said nothing of its purpose
+    assert _statement(_candidates(codex, claude)) == (
         "In shop-web, the project's own command: `/ship-release <VERSION>` — tag, build and publish one release "
         "from main; never deploy from a branch (used in 2 sessions).")
 
@@ -159,12 +152,13 @@ def test_an_example_s_values_are_no_arguments() -> None:
 def test_built_in_commands_nameless_templates_sub_agents_and_the_user_s_words_are_not_listed() -> None:
     sessions = [Session(f"s{number}", day=number) for number in (1, 2, 3)]
     for session in sessions:
-        for name in ("clear", "compact", "model", "init", "review"):
-            session.user(f"<command-name>/{name}</command-name>\n<command-args></command-args>")
+        for name in ("init", "review 42", "security-review"):  # Claude Code's own prompts
+            session.user(f"/{name}", tags=["command"])
         session.user("## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before proceeding.\n\n"
                      "## Outline\n\n1. Run `scripts/setup-plan.sh --json`.\n2. Generate research.md.\n")
         session.user(RELEASE, tags=["sidechain"])  # a sub-agent's prompt: the main agent wrote it
         session.user("Run /ship-release 2.4.0 once the checks pass.")  # the user's words, not an invocation
+        session.user("/ship-release 2.4.0")  # typed in a chat: no command ran
         session.user("# /ship-release\n")  # a heading alone is no prompt file
     assert _candidates(*sessions) == []
 
@@ -246,3 +240,59 @@ def test_invocations_of_earlier_dreams_count_and_a_new_command_supersedes_the_ca
         "from main; never deploy from a branch (used in 2 sessions); `/triage-issue` — Label and route one GitHub "
         "issue (used in 2 sessions).")
     assert run("lint", memory).exit_code == 0
+
+
+# -- the pipeline, on Claude Code transcripts --------------------------------------------------------------
+PREVIEW = ("# /deploy-preview — Deploy the current branch to a preview environment\n\n"
+           "Build the image, push it and print the preview URL.\nNever touch production.\n")
+
+
+def _claude(logs: Path, number: int, runs: list[str]) -> ClaudeSession:
+    """A Claude Code session in the shop that starts with a /clear and runs /deploy-preview with each of ``runs``
+    as the user's arguments (each expanded as Claude Code does), and the built-in /init once."""
+    session = ClaudeSession(f"9c1a{number:04d}-4c3b-4e8a-9c61-2e8f0d4b7a13", SHOP, _start(number))
+    typed(session, "/clear")
+    typed(session, "/init", expansion="Please analyze this codebase and create a CLAUDE.md file.\n\n1. Commands.\n")
+    session.tool("Write", {"file_path": f"{SHOP}/CLAUDE.md", "content": "# shop-web\n"}, "File created")
+    for args in runs:
+        typed(session, "/deploy-preview", args, PREVIEW)
+        session.bash("make preview", "https://preview-7.shop.example/")
+        session.assistant("Preview is up.")
+    session.write(logs)
+    return session
+
+
+def test_claude_code_commands_make_the_card_without_the_user_s_words(run: Any, memory: Path, tmp_path: Path) -> None:
+    _claude(tmp_path / "day1", 1, ["the checkout branch for Dana's demo", "the cart fix"])
+    _dream(run, memory, tmp_path / "day1")
+    assert _cards(run, memory) == []  # twice in one session
+    _claude(tmp_path / "day2", 2, ["the search branch"])
+    _dream(run, memory, tmp_path / "day2")
+    [card] = _cards(run, memory)
+    assert card["statement"] == ("In shop-web, the project's own command: `/deploy-preview <args>` — Deploy the "
+                                 "current branch to a preview environment (used in 2 sessions).")
+    for words in ("Dana", "checkout", "search branch", "Build the image", "production", "/init", "/clear"):
+        assert words not in json.dumps(card)
+    assert run("lint", memory).exit_code == 0
+
+
+def test_a_command_s_arguments_are_no_standing_instruction(run: Any, tmp_path: Path) -> None:
+    """The same words are a rule when the user says them, and a request to the command when they run it
+    ("/review-branch the cart fix. Always run …": what the command is to check, not a rule of the user's)."""
+    review = "# /review-branch — Review the current branch\n\nRead the diff and list the problems.\n"
+    for number, said in ((1, None), (2, "Review the cart fix. Always run the tests before pushing.")):
+        session = ClaudeSession(f"9c2a{number:04d}-4c3b-4e8a-9c61-2e8f0d4b7a13", SHOP, _start(number))
+        if said is None:
+            typed(session, "/review-branch", "the cart fix. Always run the tests before pushing.", review)
+        else:
+            session.user(said)
+        session.bash("git diff --stat", " src/cart.ts | 4 ++--")
+        session.assistant("The branch looks fine.")
+        logs = tmp_path / f"logs{number}"
+        session.write(logs)
+        mind = tmp_path / f"memory{number}"
+        assert run("init", mind).exit_code == 0
+        _dream(run, mind, logs)
+        rules = [card["statement"] for card in json.loads(run("cards", "-m", mind, "--format", "json").stdout)
+                 if "run the tests before pushing" in card["statement"].lower()]
+        assert len(rules) == (0 if said is None else 1), rules

@@ -11,7 +11,7 @@ from memdream.harness import own_words
 from memdream.memory.project import is_temporary_name
 from memdream.memory.raw import canonical_bytes, event_hash
 from memdream.memory.refs import event_ref
-from memdream.memory.tags import PROJECT_TAG, SIDECHAIN_TAG, SUMMARY_TAG, UNTRUSTED
+from memdream.memory.tags import COMMAND_TAG, PROJECT_TAG, SIDECHAIN_TAG, SUMMARY_TAG, UNTRUSTED
 from memdream.toolcalls import command_line, is_shell
 
 GLOBAL_SCOPE = "global"
@@ -48,11 +48,12 @@ def trusted(event: dict[str, Any]) -> bool:
 def user_words(event: dict[str, Any]) -> str | None:
     """The text of a message the user typed (not tool output, not harness text: a template's
     expansion yields only the section it left for the user, :mod:`memdream.harness`; not a
-    sub-agent's prompt, which the main agent wrote), or of a note the user asked memory to keep
-    (`memdream remember`): their own word, with the same authority."""
+    sub-agent's prompt, which the main agent wrote; not a slash command they ran, whose arguments
+    are a request to that command, "/review always run the tests", never a rule of theirs), or of a
+    note the user asked memory to keep (`memdream remember`): their own word, with the same authority."""
     if not (_user_message(event) or user_note(event)) or not trusted(event):
         return None
-    if SIDECHAIN_TAG in event.get("tags", ()):
+    if SIDECHAIN_TAG in event.get("tags", ()) or COMMAND_TAG in event.get("tags", ()):
         return None
     text = own_words(event.get("text") if isinstance(event.get("text"), str) else None)
     return text if text is not None and text.strip() else None

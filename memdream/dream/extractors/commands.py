@@ -1,13 +1,14 @@
 """Commands: a project's own slash commands and custom prompts, used again and again, on one card.
 
 A command a team wrote for a project (a Claude Code command file, a Codex custom prompt) and runs in
-session after session is how work is done there: a developer writes it into CLAUDE.md. A transcript
+session after session is how work is done there: a developer writes it into CLAUDE.md. The raw layer
 shows an invocation in one of two shapes:
 
 - the prompt file's expansion, opening with its title, ``# /name — What it does`` (a Codex custom
   prompt; the harness puts the template in the user's turn);
-- Claude Code's command line, ``<command-name>/name</command-name>`` with ``<command-args>``, followed
-  by the command file's expansion.
+- a command event (:data:`memdream.memory.tags.COMMAND_TAG`): the user's message ``/name <args>`` as
+  they typed it, which Claude Code's adapter keeps instead of the command file's expansion, with what
+  the expansion said the command is for (``meta.command_description``), when it said it.
 
 A template without a name (a spec template that opens at ``## User Input``) names no command to run,
 and the harness's own commands (``/clear``, ``/compact``, ``/model``, ``/init``, ``/review``, …:
@@ -17,7 +18,9 @@ What the card says of each command comes from its template only, never from its 
 arguments the user gave (their words, once): the command, the arguments it takes (front matter
 ``argument-hint:``, or the template's ``Invocation:``/``Usage:`` line), its one-line purpose (its
 ``Purpose:`` line, its ``description:`` front matter, or its title after the dash) and the files it
-says it writes (``Generate tasks.md``, ``**Output**: plan.md``). A command is listed once it was run
+says it writes (``Generate tasks.md``, ``**Output**: plan.md``). Of a Claude Code command only its
+purpose is known (the description its event carries); that the user gives it arguments shows as
+``<args>``. A command is listed once it was run
 in :data:`MIN_SESSIONS` sessions of the project, or :data:`MIN_USES` times; the most used come first,
 at most :data:`MAX_COMMANDS`.
 
@@ -43,7 +46,7 @@ from memdream.dream.extractors._events import piece, scope_tags, session_project
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey, KeyStats, Piece
 from memdream.harness import own_words
-from memdream.memory.tags import SIDECHAIN_TAG
+from memdream.memory.tags import COMMAND_TAG, SIDECHAIN_TAG
 
 NAME = "command"
 UNIT = "session"
@@ -67,8 +70,8 @@ BUILT_IN = frozenset({
 _NAME = r"/(?P<name>[A-Za-z](?:[\w.:-]*\w)?)"
 # "# /butler-exec — Execute a ButlerSpec": the first line of a prompt file's expansion.
 _TITLE = re.compile(rf"^#{{1,6}}[ \t]+{_NAME}(?=[ \t:]|$)[ \t]*(?:[—–:-]+[ \t]*(?P<title>[^\n]*))?$")
-_TAGGED = re.compile(rf"<command-name>[ \t]*{_NAME}[ \t]*</command-name>")
-_ARGS = re.compile(r"<command-args>(?P<args>.*?)</command-args>", re.DOTALL)
+# "/deploy-preview the checkout branch": a command event's text, the command and the user's arguments.
+_INVOKED = re.compile(rf"{_NAME}(?:\s+(?P<args>.*))?", re.DOTALL)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _FIELD = re.compile(r"^(?P<key>[A-Za-z][\w-]*)[ \t]*:[ \t]*(?P<value>.*)$", re.MULTILINE)
 _LABEL = re.compile(r"^[ \t>*_-]*(?P<label>purpose|invocation|usage)[ \t]*[*_]*[ \t]*:[*_]*[ \t]*(?P<text>.+)$",
@@ -162,10 +165,10 @@ def _writes(body: str) -> tuple[str, ...]:
     return tuple(found[:MAX_FILES])
 
 
-def _from_template(name: str, text: str, title: str | None = None, given: bool = False) -> Use:
+def _from_template(name: str, text: str, title: str | None = None) -> Use:
     fields, body = _front_matter(text.strip())
     purpose = _labelled(body, "purpose") or fields.get("description") or title
-    return Use(name, _arguments(fields, body, name), _one_line(purpose), _writes(body), given)
+    return Use(name, _arguments(fields, body, name), _one_line(purpose), _writes(body))
 
 
 def _titled(text: str) -> Use | None:
@@ -178,25 +181,21 @@ def _titled(text: str) -> Use | None:
     return _from_template("/" + found["name"], text, (found["title"] or "").strip() or None)
 
 
-def _tagged(text: str, expansion: str | None) -> Use | None:
-    """Claude Code's command line (``<command-name>``), with what its expansion says of the command."""
-    found = _TAGGED.search(text)
+def _invoked(event: dict[str, Any]) -> Use | None:
+    """A command event: the command the user ran, with the purpose its expansion gave (never their arguments)."""
+    found = _INVOKED.fullmatch(str(event.get("text") or "").strip())
     if found is None or found["name"].lower() in BUILT_IN:
         return None
-    args = _ARGS.search(text)
-    given = bool(args and args["args"].strip())
-    name = "/" + found["name"]
-    if expansion is None:
-        return Use(name, given=given)
-    title = _titled(expansion)
-    if title is not None and title.name == name:
-        return dataclasses.replace(title, given=given)
-    return _from_template(name, expansion, given=given)
+    meta = event.get("meta")
+    description = meta.get("command_description") if isinstance(meta, dict) else None
+    purpose = _one_line(description) if isinstance(description, str) else None
+    return Use("/" + found["name"], purpose=purpose, given=bool((found["args"] or "").strip()))
 
 
 # -- the invocations of a session --------------------------------------------------------------------------
 def _user_text(event: dict[str, Any]) -> str | None:
-    """The text of a user-turn message of the main conversation that the harness wrote."""
+    """The text of a user-turn message of the main conversation (the user's command, or a template the
+    harness put there)."""
     if event["kind"] != "message" or event.get("actor", "user") != "user" or not trusted(event):
         return None
     if SIDECHAIN_TAG in event.get("tags", ()):
@@ -210,25 +209,14 @@ def _is_template(text: str) -> bool:
     return own_words(text) != text or _FRONT_MATTER.match(text.strip()) is not None
 
 
-def _expansion(events: list[dict[str, Any]], index: int) -> int | None:
-    """Where the expansion of the command line at ``index`` is: the next user-turn text, if the harness wrote it."""
-    at = next((at for at in range(index + 1, min(index + 3, len(events))) if _user_text(events[at]) is not None), None)
-    text = _user_text(events[at]) if at is not None else None
-    return at if text is not None and _is_template(text) and "<command-name>" not in text else None
-
-
 def uses(events: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Use]]:
     """Each command invocation in a session's events: the event that shows it, and what was run."""
-    expanded: set[int] = set()  # the expansions of command lines: the same invocation
-    for index, event in enumerate(events):
+    for event in events:
         text = _user_text(event)
-        if text is None or index in expanded:
+        if text is None:
             continue
-        if "<command-name>" in text:
-            at = _expansion(events, index)
-            if at is not None:
-                expanded.add(at)
-            use = _tagged(text, _user_text(events[at]) if at is not None else None)
+        if COMMAND_TAG in event.get("tags", ()):
+            use = _invoked(event)
         elif _is_template(text):
             use = _titled(text)
         else:
@@ -281,8 +269,10 @@ def commands(seen: list[Piece]) -> list[Command]:
     for record in sorted(seen, key=lambda record: (record.ts, record.ref)):
         use = decode(record.value)
         if use is not None:
-            by_name.setdefault(use.name.lower(), []).append(record)
-            newest[use.name.lower()] = use  # a template that changed: its newest words
+            name = use.name.lower()
+            by_name.setdefault(name, []).append(record)
+            if name not in newest or use.purpose or use.args or use.writes:
+                newest[name] = use  # a template that changed: its newest words; a run that showed none, no change
     found = [Command(newest[name], records) for name, records in by_name.items()]
     kept = [command for command in found if command.sessions >= MIN_SESSIONS or len(command.seen) >= MIN_USES]
     kept.sort(key=lambda command: (-command.sessions, -len(command.seen), command.use.name.lower()))
