@@ -63,7 +63,8 @@ def _goal_text(event: dict[str, Any]) -> str:
 
 def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
     goals = [_spelled_out(ctx, event) for event in events
-             if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal")) and request(_goal_text(event))]
+             if (event["kind"] == "goal" or event["kind"] == "plan" and event.get("goal"))
+             and request(_goal_text(event))]
     with_goal = {event["session"] for event in goals}
     titled = [event for event in events if event["kind"] == "note" and event["session"] not in with_goal
               and _goal_text(event)]
