@@ -14,6 +14,7 @@ Usage: python bench/lint_bench.py [--cards N] [--runs R] [--json FILE]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -41,13 +43,14 @@ ENV = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTEC
 
 def build_memory(root: Path, cards: int, seed: int = 7) -> None:
     """build_card_memory, plus the audit lines of the evidence the cards no longer show
-    (the same generator and seed give the same cards)."""
+    (the same generator and seed give the same cards), each citing its event's sha256 as dream's do."""
     build_card_memory(root, cards, seed)
     rng = random.Random(seed)
     lines = []
     for index in range(cards):
         card = synthetic_card(index, rng)
-        hidden = card.evidence[:-INLINE_EVIDENCE]
+        hidden = [replace(item, hash="sha256:" + hashlib.sha256(item.ref.encode()).hexdigest())
+                  for item in card.evidence[:-INLINE_EVIDENCE]]
         if hidden:
             lines.append(json.dumps(evidence_line(RUN_ID, card.id, hidden)) + "\n")
     (root / "audit").mkdir(exist_ok=True)
