@@ -466,17 +466,22 @@ def to_json(result: ProjectResult) -> dict[str, Any]:
 
 
 # -- main -------------------------------------------------------------------------------------------------
-def add_figures(figures: Figures, total: dict[str, Any], ingest_s: list[float]) -> None:
-    """The figures of --json's `figures` (bench/results.py), with the README's targets; the scores are totals()."""
+def add_figures(figures: Figures, results: list[ProjectResult], total: dict[str, Any], ingest_s: list[float]) -> None:
+    """The figures of --json's `figures` (bench/results.py), with the README's targets; the scores are totals(),
+    the notes say where a miss is (what print_findings prints)."""
     about = f"{total['projects']} projects"
     figures.add(f"card recall ({about}: weighted share of gold items one active card covers)",
                 round(total["card_recall"], 3), "score", target=at_least(0.5, ">= 0.5"),
                 note=f"{total['covered_weight']} of {total['item_weight']}; {total['cards']} active cards")
     goals = max(total["goals"] - 1, 0)  # the README's ">= 8" of 9
     figures.add("goals met (the plan's goal covers the goal item)", total["goals_met"], f"of {total['goals']}",
-                target=at_least(goals, f">= {goals} of {total['goals']}"))
+                target=at_least(goals, f">= {goals} of {total['goals']}"),
+                note="missed in " + (", ".join(r.project for r in results if r.goals_met < r.goals) or "none"))
     figures.add("noise cards (a gold or shared noise pattern)", total["noise_cards"], "cards", target=exactly(0, "0"))
-    figures.add("stale values in a card or recall context", total["stale_places"], "places", target=exactly(0, "0"))
+    places = [place for r in results for place in stale_places(r)]
+    in_cards = sum(place.startswith("card ") for place in places)
+    figures.add("stale values in a card or recall context", total["stale_places"], "places", target=exactly(0, "0"),
+                note=f"{in_cards} in cards, {len(places) - in_cards} in recall contexts (the raw events they show)")
     bm25 = round(total["bm25_question_recall"], 3)
     limit = round(max(0.7, bm25 + 0.1), 3)
     figures.add(f"question recall at the default budget ({total['questions']} questions)",
@@ -569,7 +574,7 @@ def main() -> None:
     wall = round(time.perf_counter() - start, 1)
     print(f"machine: {machine()}; wall {wall} s")
     if args.json:
-        add_figures(figures, total, ingest_s)
+        add_figures(figures, results, total, ingest_s)
         data = {"data": str(DATA), "now": args.now, "total": total, "machine": machine(), "wall_s": wall,
                 "whole_folder_ingest_s": ingest_s, "projects": [to_json(r) for r in results]}
         figures.write(args.json, **data)

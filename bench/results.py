@@ -232,7 +232,8 @@ def summary_lines(runs: list[Run]) -> list[str]:
         for area, f in missed:
             unit = str(f.get("unit", ""))
             note = f" ({prose(str(f['note']))})" if f.get("note") else ""
-            lines.append(f"- {area}: {f['name']}: {shown(f.get('value'), unit)} against "
+            what = f["name"] if str(f["name"]).lower().startswith(area.lower()) else f"{area}: {f['name']}"
+            lines.append(f"- {what}: {shown(f.get('value'), unit)} against "
                          f"{target_text(f.get('target'), unit)}{note}")
         lines.append("")
     if failed:
