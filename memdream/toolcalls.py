@@ -60,6 +60,16 @@ def shell_command(args: dict[str, Any]) -> str | None:
     return None
 
 
+def main_argument(args: Any) -> str | None:
+    """What a call of a tool that is not a shell worked on: its file, path, URL or pattern, by preference."""
+    arguments = args if isinstance(args, dict) else {}
+    for name in _MAIN_ARGS:
+        value = arguments.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def command_line(tool: str | None, args: Any) -> str | None:
     """The one-line summary of a call of ``tool`` with ``args``; None when there is nothing to say."""
     arguments = args if isinstance(args, dict) else {}
@@ -68,11 +78,8 @@ def command_line(tool: str | None, args: Any) -> str | None:
         return _one_line(found) if found else None
     if not tool:
         return None
-    for name in _MAIN_ARGS:
-        value = arguments.get(name)
-        if isinstance(value, str) and value.strip():
-            return _one_line(f"{tool} {value}")
-    return _one_line(tool)
+    value = main_argument(arguments)
+    return _one_line(f"{tool} {value}" if value else tool)
 
 
 # ``cd somewhere && `` in front of the command that matters (agents run everything from a subfolder so).
@@ -120,12 +127,16 @@ _NOISE = re.compile(rf"^(?:{_HEADER}|Traceback \(most recent call last\):|-+|=+|
 # Advice a tool prints next to its error (git's "hint:", rustc's "help:", npm's "npm notice"): not the error.
 _HINT = re.compile(r"^(?:hint|help|note|notice|tip|npm notice|npm warn)\b\s*:?", re.IGNORECASE)
 _TRACE_PREFIX = re.compile(r"^(?:E\s{2,}|>\s+|\|\s+)")
+# The tags a harness wraps a tool's own error in (Claude Code: "<tool_use_error>File has not been read
+# yet…</tool_use_error>"): no part of what the tool said.
+_ERROR_TAG = re.compile(r"</?tool_use_error>")
 
 
 def output_lines(output: str) -> list[str]:
     """The lines of a tool's output that say something: no harness header ("Exit code: 1", "Wall
-    time: …", "Output:"), no rule lines, no hints, no blank lines; trace prefixes (pytest's ``E``) off."""
-    lines = [_TRACE_PREFIX.sub("", line).strip() for line in output.splitlines()]
+    time: …", "Output:"), no rule lines, no hints, no blank lines; trace prefixes (pytest's ``E``) and
+    a harness's error tags off."""
+    lines = [_TRACE_PREFIX.sub("", _ERROR_TAG.sub("", line)).strip() for line in output.splitlines()]
     return [line for line in lines if line and not _NOISE.match(line) and not _HINT.match(line)]
 
 

@@ -89,7 +89,8 @@ def test_a_lesson_names_the_command_the_error_and_the_fix() -> None:
     assert candidate.names[0] == "billing-api" and piece.layer == "lesson" and piece.kind == "observation"
     assert piece.value == "poetry run pytest"
     assert piece.statement == ("In billing-api, running the tests with `pytest -q` fails with `ModuleNotFoundError: "
-                               "No module named 'billing'`; run it as `poetry run pytest -q` instead.")
+                               "No module named 'billing'` (the package is not installed in the Python that ran "
+                               "it); run it as `poetry run pytest -q` instead.")
     assert piece.ref == "log://s1#e4" and "project:billing-api" in piece.tags
 
 

@@ -1,5 +1,6 @@
 """The shell commands of a session, as the extractors read them: each command with its result, the
-program and subcommands it runs, and which commands only look at things."""
+program and subcommands it runs, and which commands only look at things; and the calls of the other
+tools (an agent's Read, Edit, Write), each with what it worked on and its result."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memdream.dream.extractors._events import calls_by_id, result_command, shell_result, trusted
-from memdream.toolcalls import output_lines, program
+from memdream.toolcalls import main_argument, output_lines, program
 
 TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
 # Commands that only look: a success of one of these is not a fix.
@@ -50,6 +51,43 @@ def runs(events: list[dict[str, Any]]) -> list[Run]:
             output = str(event.get("error") or event.get("text") or "")
             found.append(Run(event, command, bool(event["ok"]), output))
     return found
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One call of a tool that is not a shell (``Edit``, ``Read``) and its result."""
+
+    event: dict[str, Any]
+    tool: str
+    target: str  # the file it worked on (its main argument), '' when it names none
+    ok: bool
+    output: str
+
+
+def tool_uses(events: list[dict[str, Any]]) -> list[ToolUse]:
+    """The session's calls of tools that are not a shell, with their results, in order. What a call
+    worked on is its call's main argument (``file_path``), else what ingest's one-line summary of it
+    names after the tool (``Edit src/app.py``)."""
+    calls = calls_by_id(events)
+    found = []
+    for event in events:
+        if event["kind"] != "tool_result" or not trusted(event) or event.get("ok") is None:
+            continue
+        call = calls.get(str(event.get("call_id") or ""), {})
+        tool = str(event.get("tool") or call.get("tool") or "")
+        if not tool or shell_result(event, calls):
+            continue
+        target = main_argument(call.get("args")) or _summary_target(tool, event.get("args"))
+        output = str(event.get("error") or event.get("text") or "")
+        found.append(ToolUse(event, tool, target, bool(event["ok"]), output))
+    return found
+
+
+def _summary_target(tool: str, args: Any) -> str:
+    summary = args.get("command") if isinstance(args, dict) else None
+    if not isinstance(summary, str) or not summary.startswith(f"{tool} "):
+        return ""
+    return summary[len(tool) + 1:].strip()
 
 
 PREAMBLE_DEPTH = 3  # lines a shell's start-up files may print

@@ -9,14 +9,22 @@ The shapes of a fix, as they show in transcripts:
   ``find . -name '*.yaml'`` finds it; ``docker-compose up`` fails, ``docker compose up`` works;
 - a preparatory step: ``alembic upgrade head`` fails, ``docker compose up -d db`` succeeds, then
   ``alembic upgrade head`` succeeds;
-- a program that is not installed, and another that is: ``python`` → ``python3``.
+- a program that is not installed, and another that is: ``python`` → ``python3``, or another
+  program's subcommand of the same name: ``task build`` → ``go build ./...``.
 
-A program that is not on the shell's PATH and that the session never got past (``pytest: command
-not found``, and no fix) is a lesson of its own, keyed ``missing: <program>``: in two sessions it is
-worth knowing before the third. The lines the shell prints above every output (a login profile's
+A program that is not on the shell's PATH (``pytest: command not found``) is one lesson of the
+project, keyed ``missing: <program>``, whether a session fixed it or never got past it: in two
+sessions it is worth knowing before the third, and what one session found to do instead is the
+lesson of all (below). The lines the shell prints above every output (a login profile's
 warning) are the environment's, never the error; a failure that printed nothing else failed silently
 ("no output (exit 1)"), which is a lesson only when a wrapper, a step or another tool of its family
 fixed it, never for a command whose silent exit is an answer (``test``, ``diff``, a search).
+
+An error of a well-known class (:mod:`memdream.dream.extractors._error_classes`: CRLF line endings,
+a port that is taken, …) is keyed by its class, ``error: <class>``, whatever program printed it and
+however its line reads; the lesson names the diagnosis, and a fix only when it acts on the cause or
+on the file that failed (``dos2unix <file>``, not the ``git stash`` that happened to come before the
+retry); without one it says the diagnosis alone.
 
 The lesson's key is the project and the failing program with its error's telling line (never a
 ``hint:``), paths, numbers, ids and the arguments that differ between occurrences normalized away, so
@@ -25,34 +33,53 @@ program, its subcommands and flags, with ``<branch>``, ``<file>``, ``<n>`` where
 own (``git push --set-upstream origin <branch>``), shell syntax (``2>&1``, pipes) left as written, no
 ``cd <folder> &&`` in front, no heredoc body, no commit message. The statement says the same in these
 stable forms, so an identical lesson from another session is the same value: more evidence, never a
-new version. One occurrence is evidence, not a card: admission wants the same lesson in two sessions
+new version. A class's or a missing program's occurrences know more in one session (a fix) than in
+another (the diagnosis alone): each says what the best of them, in memory or in this run, says
+(:func:`_best_known`), so that they add up to one lesson instead of replacing one another. One
+occurrence is evidence, not a card: admission wants the same lesson in two sessions
 (a compaction summary retelling an episode is a note, never a tool result, so it never counts). A
 retry that succeeds unchanged, or after a code edit, teaches nothing reusable, and neither does an
 edit (a patch, a heredoc script): its failure is about those lines, not a way of working.
+
+Tools that are not a shell fail too: Claude Code's Edit refuses a file not read in the session
+("File has not been read yet. Read it first before writing to it."), the agent reads it, and the
+edit works. That is one lesson of the harness, global (:func:`tool_lessons`).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memdream.dream.extractors._error_classes import DIAGNOSES, ErrorClass, class_of, shown
 from memdream.dream.extractors._events import (
     GLOBAL_SCOPE,
     piece,
     scope_tags,
     session_project,
 )
-from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs, without_preamble
+from memdream.dream.extractors._runs import (
+    TEST_RUNNERS,
+    Run,
+    ToolUse,
+    head,
+    looks_only,
+    runs,
+    tool_uses,
+    without_preamble,
+)
 from memdream.dream.extractors.candidate import Candidate
-from memdream.dream.model import DreamContext, Episode, FactKey
+from memdream.dream.model import DreamContext, Episode, FactKey, normalize_value
 from memdream.injection import reads_like_instruction
 from memdream.toolcalls import error_line, exit_code, output_lines, without_cd
 
 NAME = "error-fix"
 UNIT = "session"
 WINDOW = 8  # commands after a failure in which its fix must show
+_EDGE_LINES = 3  # lines at either end of a failure's output in which a known error's class may show
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~+-]*/)+[\w.+-]*")
 _ID = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{7,}\b|\b[0-9a-f]{8}-[0-9a-f-]{27}\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
@@ -81,8 +108,8 @@ def _head_at(fix: Run, failed: Run) -> int | None:
     """Where the failed command's program and subcommands start in the fix's words (``pytest`` in
     ``poetry run pytest -q``, ``npm test`` in ``npm test -- --runInBand``), or None: ``terraform fmt``
     does not run ``terraform plan``."""
-    wanted = head(failed.command).split()
-    names = [word.rsplit("/", 1)[-1] for word in fix.words()]
+    wanted = head_words(failed.command)
+    names = [word.rsplit("/", 1)[-1] for word in _words(fix)]
     for start in range(len(names) - len(wanted) + 1):
         if wanted and names[start:start + len(wanted)] == wanted:
             return start
@@ -92,7 +119,16 @@ def _head_at(fix: Run, failed: Run) -> int | None:
 def _wrapper(fix: Run, failed: Run) -> str:
     """The words before the failed command in the fix: ``poetry run``, or '' for none."""
     start = _head_at(fix, failed)
-    return " ".join(fix.words()[:start]) if start else ""
+    return " ".join(_words(fix)[:start]) if start else ""
+
+
+def _words(run: Run) -> list[str]:
+    """The words of a command without the ``cd <folder> &&`` in front: a fix and its failure that both
+    start in one folder share no more than that."""
+    try:
+        return shlex.split(without_cd(run.command))
+    except ValueError:
+        return without_cd(run.command).split()
 
 
 # What may stand in front of a command to run it another way: ``poetry run``, ``npx``, ``sudo``.
@@ -189,8 +225,10 @@ def is_edit(run: Run) -> bool:
     return run.program in _EDITS or "<<" in run.command or "*** Begin Patch" in run.command
 
 
-def find_fix(failed: Run, after: list[Run]) -> tuple[str, Run] | None:
-    """How ``failed`` was fixed among the next commands: (shape, the fixing run), or None."""
+def find_fix(failed: Run, after: list[Run], about: Callable[[Run], bool] | None = None) -> tuple[str, Run] | None:
+    """How ``failed`` was fixed among the next commands: (shape, the fixing run), or None. ``about``:
+    whether a step acts on what went wrong (a known error's cause, :func:`_class_lesson`); a step that
+    merely came before the retry is then no fix, and the step about it that came before is."""
     missing = _missing_program(failed)
     for position, run in enumerate(after):
         if not run.ok:
@@ -198,11 +236,14 @@ def find_fix(failed: Run, after: list[Run]) -> tuple[str, Run] | None:
         if run.command == failed.command:  # it works now: a step in between made it work, or nothing did
             steps = [step for step in after[:position]
                      if step.ok and not looks_only(step) and not is_edit(step) and step.program != failed.program]
+            steps = [step for step in steps if about is None or about(step)]
             return ("step", steps[-1]) if steps else None
         if missing and run.program != missing and run.program.startswith(missing) and not looks_only(run):
             return "instead", run  # python: command not found; python3 works (whatever script it runs)
         if missing and kin(failed, run):
             return "instead", run  # rg: command not found; grep works (the agent's next search, whatever it is)
+        if missing and _does_its_job(failed, run, missing):
+            return "job", run  # task: command not found; `go build` does what `task build` was to do
         if not missing and same_job(failed, run):
             return "family", run
         if looks_only(run) or is_edit(run):
@@ -212,13 +253,23 @@ def find_fix(failed: Run, after: list[Run]) -> tuple[str, Run] | None:
             continue
         if start == 0:
             return "arguments", run
-        if _is_wrapper(run.words()[:start]):
+        if _is_wrapper(_words(run)[:start]):
             return "wrapper", run
         # The failed command appears as an argument (``perl -pi … script.sh``): a step, if the command
         # itself works afterwards.
-        if any(later.ok and later.command == failed.command for later in after[position + 1:]):
+        if (about is None or about(run)) and any(later.ok and later.command == failed.command
+                                                 for later in after[position + 1:]):
             return "step", run
     return None
+
+
+def _does_its_job(failed: Run, run: Run, missing: str) -> bool:
+    """Whether ``run`` does the job the missing program's subcommand was to do: another program's
+    subcommand of that name (``go build`` for ``task build``, ``npm run build`` for ``yarn build``)."""
+    wanted = head_words(failed.command)[1:2]
+    if not wanted or run.program == missing or looks_only(run) or is_edit(run):
+        return False
+    return wanted[0] in head_words(run.command)[1:]
 
 
 def _key_program(failed: Run) -> str:
@@ -324,6 +375,8 @@ def statement(scope: str, shape: str, failed: Run, fix: Run, error: str, varying
         return f"{where}`{failed.program}` is not installed (`{error}`); use `{named}` instead."
     if shape == "instead":
         return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}`: `{fixed}` works."
+    if shape == "job":
+        return f"{where}`{failed.program}` is not installed (`{error}`); instead of `{tried}`, `{fixed}` works."
     return f"{said}; `{fixed}` works."
 
 
@@ -335,12 +388,20 @@ def _exit_note(failed: Run) -> str:
 def lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
     commands = without_preamble(runs(events))
     told: set[str] = set()  # the programs found missing, once a session
+    classed: dict[FactKey, Candidate] = {}  # one lesson a session of each known error class: a fix if any
     for position, failed in enumerate(commands):
-        if failed.ok or (is_edit(failed) and _missing_program(failed) is None):
+        missing = _missing_program(failed)
+        if failed.ok or (is_edit(failed) and missing is None):
             continue
         after = commands[position + 1: position + 1 + WINDOW]
-        found = find_fix(failed, after)
-        missing = _missing_program(failed)
+        known = None if missing or looks_only(failed) else class_of(_error_lines(failed))
+        if known is not None:
+            candidate = _class_lesson(scope, failed, after, *known)
+            if candidate is not None and (candidate.key not in classed or _fixed(classed[candidate.key]) <
+                                          _fixed(candidate)):
+                classed[candidate.key] = candidate
+            continue
+        found = find_fix(failed, after, _about_missing(missing) if missing else None)
         if found is not None:
             shape, fix = found
             # Another tool after the files changed (the searched one written, the script fixed) is no fix.
@@ -353,13 +414,41 @@ def lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
             lesson = None
         if lesson is not None:
             yield lesson
+    yield from classed.values()
+
+
+def _error_lines(failed: Run) -> list[str]:
+    """The lines that may show a known error's class: the error line first, then the first and last few
+    (git says ``fatal:`` under the ssh error that is its cause); not a long output's middle, where a test
+    may print such a line as it checks how the code handles it."""
+    lines = output_lines(failed.output)
+    return [error_line(failed.output), *lines[:_EDGE_LINES], *lines[-_EDGE_LINES:]]
+
+
+def _fixed(candidate: Candidate) -> bool:
+    """Whether a lesson names a fix, not only what the error means."""
+    return (candidate.piece.value or "") not in _DIAGNOSES
+
+
+def _about_missing(missing: str) -> Callable[[Run], bool]:
+    """Whether a step acts on a program not on PATH: installs it, puts it on PATH, or names it."""
+
+    def about(step: Run) -> bool:
+        return bool(_ON_PATH.search(step.command)) or missing in {word.rsplit("/", 1)[-1] for word in _words(step)}
+
+    return about
+
+
+_ON_PATH = re.compile(r"\binstall\b|\bPATH\b|\bactivate\b|\bvenv\b|\.venv\b")
+NOT_ON_PATH = "not on PATH"
+_DIAGNOSES = DIAGNOSES | {NOT_ON_PATH}
 
 
 def _lesson(scope: str, failed: Run, shape: str, fix: Run) -> Candidate | None:
     """The lesson of ``failed`` fixed by ``fix``, or None when it teaches nothing reusable."""
     error = error_line(failed.output)
     silent = not error
-    if looks_only(failed) and not (shape == "instead" or shape == "family" and silent):
+    if looks_only(failed) and not (shape in ("instead", "job") or shape == "family" and silent):
         return None  # a look that failed (a missing file) is no way of working, unless another tool saw it
     if silent and not (shape == "family" or shape in ("wrapper", "step") and not _silent_answer(failed)):
         return None  # a silent exit that is an answer (a test, a search), or nothing to tell this failure by
@@ -373,7 +462,8 @@ def _lesson(scope: str, failed: Run, shape: str, fix: Run) -> Candidate | None:
     else:
         varying = varying_words(error, failed, fix)
         error = stable_error(error, varying)
-        attribute = f"fix: {_key_program(failed)}: {signature(error)}"
+        missing = _missing_program(failed)  # with or without a fix, one lesson (:func:`_missing_lesson`)
+        attribute = f"missing: {missing}" if missing else f"fix: {_key_program(failed)}: {signature(error)}"
     value = _fix_value(shape, failed, fix, varying)
     text = statement(scope, shape, failed, fix, error, varying, silent)
     evidence = piece(fix.event, value, kind="observation", layer="lesson", statement=text, scope=scope,
@@ -381,9 +471,13 @@ def _lesson(scope: str, failed: Run, shape: str, fix: Run) -> Candidate | None:
     return Candidate(FactKey.of(scope, attribute[:200]), (scope, attribute[:200]), evidence)
 
 
-# Tools that write files (Claude Code's, Codex's, editors' of other agents).
-_EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "apply_patch", "str_replace_editor",
+# Tools that write a file (Claude Code's Edit, MultiEdit, Write; other agents' editors): one family, one
+# subject for what their harness requires of them (:func:`tool_lessons`); with a patch tool, the tools
+# that change files.
+WRITE_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_editor",
                          "str_replace_based_edit_tool", "edit_file", "write_file", "create_file"})
+WRITE_TOOLS_SUBJECT = "edit tools"
+_EDIT_TOOLS = WRITE_TOOLS | {"apply_patch"}
 
 
 def _edited_between(events: list[dict[str, Any]], after: list[Run], failed: Run, fix: Run) -> bool:
@@ -414,16 +508,222 @@ def _got_past(failed: Run, missing: str, later: list[Run]) -> bool:
 
 
 def _missing_lesson(scope: str, failed: Run, missing: str) -> Candidate | None:
-    """``missing`` is not on the shell's PATH, and the session never got past it: its own lesson."""
+    """``missing`` is not on the shell's PATH, and the session never got past it: the lesson of its
+    key (``missing: <program>``) says only that, unless another session found what does its job."""
     if reads_like_instruction(failed.command):
         return None
     where = f"In {scope}, " if scope != GLOBAL_SCOPE else ""
     text = f"{where}`{missing}` is not on PATH (`{error_line(failed.output)}`)."
     attribute = f"missing: {missing}"
-    evidence = piece(failed.event, "not on PATH", kind="observation", layer="lesson", statement=text, scope=scope,
+    evidence = piece(failed.event, NOT_ON_PATH, kind="observation", layer="lesson", statement=text, scope=scope,
                      tags=(*scope_tags(scope), "error-fix"), source=NAME)
     return Candidate(FactKey.of(scope, attribute), (scope, attribute), evidence)
 
 
-def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
-    yield from lessons(episode.events, session_project(episode.events) or GLOBAL_SCOPE)
+# -- known error classes ------------------------------------------------------------------------------
+
+def _class_lesson(scope: str, failed: Run, after: list[Run], error_class: ErrorClass, line: str) -> Candidate | None:
+    """A failure of a known error class (:mod:`memdream.dream.extractors._error_classes`): keyed by the
+    class, so that it adds up across sessions whatever the program and its line; it says the diagnosis,
+    and the fix only when the fix acts on the cause or on the file that failed (a step that merely came
+    before the retry is no fix: then the lesson is the diagnosis alone)."""
+    if reads_like_instruction(failed.command):
+        return None
+
+    def about(step: Run) -> bool:
+        return bool(error_class.fix_words.search(without_cd(step.command))) or _touches(step, failed, line)
+
+    found = find_fix(failed, after, about)
+    if found is not None and reads_like_instruction(found[1].command):
+        return None  # a command an injected page asked for is no lesson
+    if found is not None and found[0] == "family":
+        found = None  # a search's kin finding the file says nothing of this error's cause
+    if found is None and not error_class.certain:
+        return None
+    # The line as it was (a port's number, a module's name): the class, not the line, is the key.
+    error, tried = shown(line), stable_form(failed.command)
+    doing = "running the tests with" if failed.program in TEST_RUNNERS or " test" in failed.command else "running"
+    said = f"{_where(scope)}{doing} `{tried}` fails with `{error}` ({error_class.diagnosis})"
+    if found is None:
+        value, text, event = error_class.diagnosis, f"{said}.", failed.event
+    else:
+        shape, fix = found
+        fixed = stable_form(fix.command)
+        value, event = _fix_value(shape, failed, fix, {}), fix.event
+        text = (f"{said}; run it as `{fixed}` instead." if shape == "wrapper" else
+                f"{said}; `{fixed}` fixes it." if shape == "step" else f"{said}; `{fixed}` works.")
+    attribute = f"error: {error_class.name}"
+    evidence = piece(event, value, kind="observation", layer="lesson", statement=text, scope=scope,
+                     tags=(*scope_tags(scope), "error-fix"), source=NAME)
+    return Candidate(FactKey.of(scope, attribute), (scope, attribute), evidence)
+
+
+def _where(scope: str) -> str:
+    return f"In {scope}, " if scope != GLOBAL_SCOPE else ""
+
+
+def _touches(step: Run, failed: Run, line: str) -> bool:
+    """Whether ``step`` works on a file the failure ran or named (the script, the file in its error)."""
+    named = {found.rsplit("/", 1)[-1] for text in (without_cd(failed.command), line)
+             for found in _PATH_TOKEN.findall(text)}
+    named = {name for name in named if len(name) > 2 and "." in name}
+    return bool(named & {word.rsplit("/", 1)[-1] for word in _words(step)})
+
+
+# -- a tool that is not a shell -------------------------------------------------------------------------
+
+def tool_lessons(events: list[dict[str, Any]]) -> Iterator[Candidate]:
+    """A tool that writes files fails on a file with an error that names the step it wants (Claude
+    Code's Edit: "File has not been read yet. Read it first before writing to it."), another tool of
+    that name works on the file (Read), and then a tool of the family writes it: a lesson, once a
+    session. It is about the harness, not the project: its tools require the same in every project,
+    so its scope is global and its subject the tool family, as aider's invalid commands are aider's
+    (:mod:`memdream.dream.extractors.aider`), and sessions of every project add up to it."""
+    uses = tool_uses(events)
+    told: set[FactKey] = set()
+    for position, failed in enumerate(uses):
+        if failed.ok or failed.tool.lower() not in WRITE_TOOLS or not failed.target:
+            continue
+        error = error_line(failed.output)
+        step = _named_step(failed, error, uses[position + 1: position + 1 + WINDOW])
+        if step is None or reads_like_instruction(error):
+            continue
+        attribute = f"fix: {signature(error)}"
+        key = FactKey.of(WRITE_TOOLS_SUBJECT, attribute)
+        if key in told:
+            continue
+        told.add(key)
+        text = f"`{failed.tool}` fails with `{error}`; `{step.tool}` the file first."
+        evidence = piece(step.event, step.tool, kind="observation", layer="lesson", statement=text,
+                         scope=GLOBAL_SCOPE, tags=("error-fix",), source=NAME)
+        yield Candidate(key, (WRITE_TOOLS_SUBJECT, attribute), evidence)
+
+
+def _named_step(failed: ToolUse, error: str, after: list[ToolUse]) -> ToolUse | None:
+    """The call of another tool that the error names (``Read``), made on the failed call's file, when
+    the family's next call on the file after it works: the family's calls before it may fail again (a
+    retry as it was), one after it may not (then the step did not fix it), and one that works before it
+    shows the step was not needed."""
+    named = set(re.findall(r"[a-z]+", error.lower()))
+    step = None
+    for use in after:
+        if use.target != failed.target:
+            continue
+        if use.tool.lower() in WRITE_TOOLS:
+            if step is not None or use.ok:
+                return step if use.ok else None
+        elif use.ok and use.tool.lower() in named:
+            step = use
+    return None
+
+
+# -- one lesson of a class, or of a missing program, across sessions ---------------------------------------
+
+_MEMO = f"{NAME}: best known"
+
+
+def _gathers(key: FactKey) -> bool:
+    """Keys whose occurrences differ in what they know: a fix in one session, the diagnosis alone in
+    another (a known error's class, a program not on PATH)."""
+    return key.attribute.startswith(("error:", "missing:"))
+
+
+def _session_lessons(events: list[dict[str, Any]]) -> list[Candidate]:
+    scope = session_project(events) or GLOBAL_SCOPE
+    return [*lessons(events, scope), *tool_lessons(events)]
+
+
+def _run_lessons(ctx: DreamContext) -> dict[str, list[Candidate]]:
+    """Every selected session of this run with its lessons, each session's events in stored order."""
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for episode in ctx.episodes:
+        if episode.selected:
+            sessions.setdefault(episode.session, []).extend(episode.events)
+    return {session: _session_lessons(events) for session, events in sessions.items()}
+
+
+@dataclass
+class _Told:
+    """One value a gathering key's lesson has had: the sessions that showed it, the newest of them, and
+    the newest statement that says it."""
+
+    value: str
+    sessions: set[str] = field(default_factory=set)
+    newest: str = ""
+    statement: str | None = None
+
+    def add(self, statement: str | None, session: str, ts: str) -> None:
+        self.sessions.add(session)
+        if statement and (ts >= self.newest or self.statement is None):
+            self.statement = statement
+        self.newest = max(self.newest, ts)
+
+    def rank(self) -> tuple[bool, int, str]:
+        return self.value not in _DIAGNOSES, len(self.sessions), self.newest
+
+
+def _best_known(ctx: DreamContext) -> tuple[dict[str, list[Candidate]], dict[FactKey, tuple[str, str | None]]]:
+    """This run's lessons by session, and for each key that gathers occurrences the value and statement
+    its lesson says, from all that memory knows of it: its card, its pending evidence and every session
+    of this run. A fix wins over the diagnosis alone; among fixes, the one more sessions showed, then
+    the newest; its newest statement goes with it. Every session's evidence then says the same: the
+    same value, more evidence, whichever session is read first."""
+    cached = ctx.memo.get(_MEMO)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    run = _run_lessons(ctx)
+    seen: dict[FactKey, dict[str, _Told]] = {}
+
+    def add(key: FactKey, value: str | None, statement: str | None, session: str, ts: str) -> None:
+        if value:
+            seen.setdefault(key, {}).setdefault(normalize_value(value), _Told(value)).add(statement, session, ts)
+
+    for key, cards in ctx.cards_by_key().items():
+        for card in cards if _gathers(key) else []:
+            for item in card.evidence if NAME in card.tags else []:
+                add(key, card.value, card.statement, item.session, item.ts or card.updated_at)
+    for key, stats in ctx.key_stats.items():
+        for pending in stats.pending if _gathers(key) else []:
+            if pending.source == NAME:
+                add(key, pending.value, pending.statement, pending.session, pending.ts)
+    for candidate in (candidate for found in run.values() for candidate in found if _gathers(candidate.key)):
+        add(candidate.key, candidate.piece.value, candidate.piece.statement, candidate.piece.session,
+            candidate.piece.ts)
+    best = {}
+    for key, values in seen.items():
+        told = max(values.values(), key=_Told.rank)
+        best[key] = (told.value, told.statement)
+    ctx.memo[_MEMO] = (run, best)
+    return run, best
+
+
+def _settled(found: list[Candidate], best: dict[FactKey, tuple[str, str | None]]) -> Iterator[Candidate]:
+    for candidate in found:
+        if candidate.key not in best:
+            yield candidate
+            continue
+        value, said = best[candidate.key]
+        yield replace(candidate, piece=replace(candidate.piece, value=value,
+                                               statement=said or candidate.piece.statement))
+
+
+def extract(episode: Episode, ctx: DreamContext | None) -> Iterator[Candidate]:
+    """The session's lessons; those of a known error's class or of a missing program say what the best
+    of their occurrences says (:func:`_best_known`)."""
+    if ctx is None:  # one session alone: what it knows of each key is all there is
+        alone = _session_lessons(episode.events)
+        yield from _settled(alone, _best_of(alone))
+        return
+    run, best = _best_known(ctx)
+    found = run.get(episode.session)
+    yield from _settled(_session_lessons(episode.events) if found is None else found, best)
+
+
+def _best_of(found: list[Candidate]) -> dict[FactKey, tuple[str, str | None]]:
+    """The value and statement each gathering key's lesson says, from one session's lessons."""
+    best: dict[FactKey, tuple[str, str | None]] = {}
+    for candidate in found:
+        if _gathers(candidate.key) and (candidate.key not in best or _fixed(candidate) and
+                                        best[candidate.key][0] in _DIAGNOSES):
+            best[candidate.key] = (candidate.piece.value or "", candidate.piece.statement)
+    return best
