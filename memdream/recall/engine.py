@@ -464,7 +464,8 @@ class Recaller:
             found = self._raw_items(query, limit=budget // RAW_CANDIDATES + RAW_CANDIDATES - 8)
             shown = [frozenset(tokenize(item.text.split(": ", 1)[-1])) for item in found]
             self._candidates = [found[place] for place in collapse(len(found), shown.__getitem__,
-                                                                   lambda place: found[place].epoch)]
+                                                                   lambda place: found[place].epoch,
+                                                                   lambda place: found[place].words)]
         return self._candidates
 
     def _first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:

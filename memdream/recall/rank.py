@@ -431,22 +431,25 @@ def near_duplicate(first: frozenset[str], second: frozenset[str]) -> bool:
     return shared >= NEAR_DUPLICATE * (len(first) + len(second) - shared)
 
 
-def collapse(count: int, words: Callable[[int], frozenset[str]], epoch: Callable[[int], float]) -> list[int]:
+def collapse(count: int, words: Callable[[int], frozenset[str]], epoch: Callable[[int], float],
+             answers: Callable[[int], frozenset[str]] | None = None) -> list[int]:
     """Of ``count`` raw items (numbered in rank order), those to show: of each set of near-duplicates
     (:data:`NEAR_DUPLICATE`, compared with the set's best-ranked member) only the newest, in the place
     of the best-ranked.
 
     The same tool output read twice, a prompt pasted again, a banner printed at every start: one line
     says it. When they differ in a value ("Main model: gpt-4o" in July, "Main model: gpt-4.1" in
-    August), the older one is the stale one. At most ``count`` times the number of sets compared:
-    ``count`` is the few dozen candidates of one budget, never the whole log.
+    August), the older one is the stale one. But two lines that hold different words of the query
+    (``answers``: "Task 17: fixed the rounding of tax" and "Task 18: fixed the rounding of fees", asked
+    about task 17) answer it differently: they are no duplicates. At most ``count`` times the number
+    of sets compared: ``count`` is the few dozen candidates of one budget, never the whole log.
     """
     firsts: list[frozenset[str]] = []
     chosen: list[int] = []
     for place in range(count):
         held = words(place)
         for number, first in enumerate(firsts):
-            if near_duplicate(held, first):
+            if near_duplicate(held, first) and (answers is None or answers(place) == answers(chosen[number])):
                 if epoch(place) > epoch(chosen[number]):
                     chosen[number] = place
                 break

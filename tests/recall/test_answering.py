@@ -347,3 +347,21 @@ def test_a_general_word_finds_the_tool_it_names_in_cards_and_raw_events(run: Any
     assert [item["id"] for item in raw_items(database)][:1] == ["log://s-1#e1"]
     # The reach is one way: a question about one tool is not about another that the general word names.
     assert card_ids(recall_json(run, memory, "Is jest configured?")) == []
+
+
+# -- near-duplicates: one line says it, unless they answer the question differently -----------------------
+def test_near_identical_lines_that_hold_different_words_of_the_query_are_both_shown(run: Any, memory: Path,
+                                                                                   tmp_path: Path) -> None:
+    tasks = [message(f"s-{number}", f"t{number}", f"2026-11-{number:02d}T09:00:00Z",
+                     f"Task {number}: we fixed the rounding of invoice totals in billing/rounding.py and "
+                     f"ran the whole suite again, all green.") for number in range(10, 20)]
+    ingest(run, memory, tmp_path, tasks)
+    data = recall_json(run, memory, "task 13: what did we fix the rounding of?")
+    assert "Task 13:" in data["context"]  # not folded into the newest task's line, which says "Task 19"
+    # Lines that hold the same words of the query are still one: the newest says it.
+    banner = [message(f"b-{number}", f"b{number}", f"2026-10-{number:02d}T09:00:00Z",
+                      f"Main model: gpt-4.{number} with diff edit format, weak model gpt-4.{number}-mini")
+              for number in range(1, 4)]
+    ingest(run, memory, tmp_path, banner, name="banner")
+    shown = [item["text"] for item in raw_items(recall_json(run, memory, "which main model with diff edit format?"))]
+    assert sum("Main model" in text for text in shown) == 1 and "gpt-4.3" in " ".join(shown)
