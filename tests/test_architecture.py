@@ -173,3 +173,14 @@ def test_ingest_dream_recall_and_lint_never_import_one_another() -> None:
     crossing = sorted(f"{name} -> {target}" for name, targets in import_graph().items() if peer(name)
                       for target in targets if peer(target) and peer(target) != peer(name))
     assert crossing == []
+
+
+def test_no_module_binds_the_atomic_write_at_import() -> None:
+    """Modules call ``yamlio.write_atomic`` through the module: one that bound the name while a test had
+    replaced it (a full disk) kept the fake for the rest of the process, and later tests failed with
+    "no space left on device"."""
+    bound = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                   if any(isinstance(node, ast.ImportFrom) and node.module == "memdream.yamlio"
+                          and node.col_offset == 0 and any(alias.name == "write_atomic" for alias in node.names)
+                          for node in ast.parse(path.read_text(encoding="utf-8")).body))
+    assert bound == []

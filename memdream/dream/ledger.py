@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memdream import yamlio
 from memdream.memory import trailers as trailer
 from memdream.memory.tags import episode_of
-from memdream.yamlio import write_atomic
 
 LEDGER_VERSION = 1
 CONSUMED, QUARANTINED, PENDING = "consumed", "quarantined", "pending"
@@ -153,7 +153,7 @@ def load(state_dir: Path, root: Path) -> Ledger:
 
 def save(state_dir: Path, ledger: Ledger, head: str | None) -> None:
     ledger.head = head
-    write_atomic(ledger_path(state_dir), json.dumps(ledger.to_dict(), ensure_ascii=False))
+    yamlio.write_atomic(ledger_path(state_dir), json.dumps(ledger.to_dict(), ensure_ascii=False))
 
 
 def rebuild(root: Path) -> Ledger:

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdream import gitops
+from memdream import gitops, yamlio
 from memdream.dream.model import AttributeStats, FactKey, KeyStats, normalize_name
 from memdream.memory import trailers as trailer
 from memdream.memory.paths import dream_state_path
-from memdream.yamlio import write_atomic
 
 STATE_VERSION = 2  # 2: pieces carry layer, statement, scope, tags, source (last_run, optional, came later)
 _CONSUMED = re.compile(rf"^{trailer.CONSUMED}: segments? \d+\.\.(\d+)$", re.MULTILINE)
@@ -93,7 +92,7 @@ def load(state_dir: Path) -> DreamState | None:
 
 
 def save(state_dir: Path, state: DreamState) -> None:
-    write_atomic(dream_state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True))
+    yamlio.write_atomic(dream_state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True))
 
 
 def consumed_from_git(root: Path) -> int:

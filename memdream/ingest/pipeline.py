@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memdream import gitops, jsonio
+from memdream import gitops, jsonio, yamlio
 from memdream.clock import now_iso
 from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import exclude as exclude_mod
@@ -52,7 +52,6 @@ from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonica
 from memdream.memory.store import Memory
 from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG
 from memdream.progress import NO_PROGRESS, Advance, Progress
-from memdream.yamlio import write_atomic
 
 if TYPE_CHECKING:
     from memdream.ingest.workers import ChunkPool
@@ -499,7 +498,7 @@ class _Run:
         assert self.writer is not None
         self.close_pool()
         records = self.writer.publish(self.now)
-        write_atomic(self.state_path, json.dumps(self.tagger.state(), sort_keys=True))
+        yamlio.write_atomic(self.state_path, json.dumps(self.tagger.state(), sort_keys=True))
         return records
 
     def abort(self) -> None:

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memdream import yamlio
 from memdream.clock import parse_timestamp
 from memdream.errors import InvalidMemory
 from memdream.jsonio import dumps_canonical, loads
 from memdream.memory.paths import MemoryPaths
 from memdream.memory.tags import is_ingest_tag
-from memdream.yamlio import write_atomic
 
 SEGMENTS = "segments"
 MANIFEST = "MANIFEST.jsonl"
@@ -159,7 +159,7 @@ class RawLayer:
 
     def _write_manifest(self, records: list[SegmentRecord]) -> None:
         text = "".join(json.dumps(asdict(record), sort_keys=True) + "\n" for record in records)
-        write_atomic(self.manifest_path, text)
+        yamlio.write_atomic(self.manifest_path, text)
 
     def segment_path(self, name: str) -> Path:
         return self.dir / name
@@ -249,7 +249,7 @@ class RawLayer:
             raise self.damaged(name, number, KeyError(f"no {error} field")) from None
 
     def _write_keys(self, name: str, rows: list[tuple[str, str, str]]) -> None:
-        write_atomic(self.keys_path(name), "".join(_key_line(*row) for row in rows))
+        yamlio.write_atomic(self.keys_path(name), "".join(_key_line(*row) for row in rows))
 
     # -- writing --------------------------------------------------------------------------------
     def next_number(self) -> int:

@@ -10,7 +10,6 @@ from typing import Any
 
 from memdream import schemas, yamlio
 from memdream.errors import InvalidMemory
-from memdream.yamlio import write_atomic
 
 DEFAULT_CONFIG_FILE = Path(__file__).with_name("default_config.yaml")
 
@@ -98,7 +97,7 @@ class Settings:
         settings = cls.from_mapping(user, source=path.name)
         if marker is not None and stamp is not None:
             try:
-                write_atomic(marker, stamp)
+                yamlio.write_atomic(marker, stamp)
             except OSError:
                 pass  # a read-only memory: validated again next time
         return settings

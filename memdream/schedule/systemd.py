@@ -15,9 +15,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdream import yamlio
 from memdream.errors import MemdreamError
 from memdream.schedule.job import Job
-from memdream.yamlio import write_atomic
 
 SYSTEMCTL_ENV = "MEMDREAM_SYSTEMCTL"
 WANTS = "timers.target.wants"  # where `systemctl --user enable` links an enabled timer
@@ -109,7 +109,7 @@ def write(job: Job) -> tuple[Units, bool]:
         return found, False
     found.folder.mkdir(parents=True, exist_ok=True)
     for path, text in wanted.items():
-        write_atomic(path, text)
+        yamlio.write_atomic(path, text)
     return found, True
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdream import schemas
+from memdream import schemas, yamlio
 from memdream.dream.extractors._events import GLOBAL_SCOPE, piece, scope_tags, session_project
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
@@ -41,7 +41,6 @@ from memdream.injection import reads_like_instruction
 from memdream.jsonio import dumps_canonical
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import UNTRUSTED
-from memdream.yamlio import write_atomic
 
 NAME = "model"
 UNIT = "episode"
@@ -123,7 +122,7 @@ def _read_cached(path: Path) -> dict[str, Any] | None:
 
 def _store(path: Path, document: dict[str, Any]) -> None:
     try:
-        write_atomic(path, json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
+        yamlio.write_atomic(path, json.dumps(document, ensure_ascii=False, sort_keys=True) + "\n")
     except OSError:
         pass  # a read-only memory: the command runs again next time
 
@@ -233,7 +232,7 @@ def _failed(ctx: DreamContext, episode: Episode, problem: str, folder: Path | No
 def _keep_input(path: Path, stdin: bytes, state_dir: Path | None) -> str | None:
     """Save what the command was given (``cmd < file`` replays it); the path as shown, or None."""
     try:
-        write_atomic(path, stdin.decode("utf-8") + "\n")
+        yamlio.write_atomic(path, stdin.decode("utf-8") + "\n")
     except OSError:
         return None
     return os.path.relpath(path, state_dir.parent) if state_dir is not None else str(path)
