@@ -30,17 +30,36 @@ class Version:
     superseded_by: Version | None = None
     cause: Piece | None = None  # the piece that superseded or rejected it
     rejected: bool = False
+    # What the supports say, read once: verify asks for every new piece of a key, and a key read by
+    # thousands of events would otherwise cost their square. Supports only grow (append, extend), so
+    # only pieces past ``_read`` are new.
+    _read: int = field(default=0, repr=False, compare=False)
+    _latest_strong: str | None = field(default=None, repr=False, compare=False)
+    _user_backed: bool = field(default=False, repr=False, compare=False)
+
+    def _catch_up(self) -> None:
+        supports = self.supports
+        if len(supports) < self._read:  # replaced by a shorter list: read it all again
+            self._read, self._latest_strong, self._user_backed = 0, None, False
+        for piece in supports[self._read:]:
+            if piece.strong and (self._latest_strong is None or piece.ts > self._latest_strong):
+                self._latest_strong = piece.ts
+            self._user_backed = self._user_backed or piece.kind == USER_WORD
+        self._read = len(supports)
 
     def strong_since(self, ts: str) -> bool:
-        return any(piece.strong and piece.ts >= ts for piece in self.supports)
+        latest = self.latest_strong()
+        return latest is not None and latest >= ts
 
     def latest_strong(self) -> str | None:
-        return max((piece.ts for piece in self.supports if piece.strong), default=None)
+        self._catch_up()
+        return self._latest_strong
 
     @property
     def user_backed(self) -> bool:
         """The user said this value (a correction, a confirmation or a statement)."""
-        return any(piece.kind == USER_WORD for piece in self.supports)
+        self._catch_up()
+        return self._user_backed
 
 
 @dataclass
