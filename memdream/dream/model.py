@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdream.memory.card import STRONG_EVIDENCE_KINDS, Card, Evidence
+from memdream.memory.card import ACTIVE_STATUSES, STRONG_EVIDENCE_KINDS, Card, Evidence
 from memdream.memory.evidence_log import EvidenceLog
 from memdream.memory.factkey import FactKey as FactKey
 from memdream.memory.factkey import normalize_name as normalize_name
@@ -217,17 +217,19 @@ class DreamContext:
         return [card for card in self.cards.values() if card.is_active]
 
     def cards_by_key(self) -> dict[FactKey, list[Card]]:
-        """The active fact cards by key, built afresh (stages change statuses between calls); each
-        name pair is keyed once a run: normalizing ten thousand cards' names on each of the five
-        calls a run makes would cost more than an incremental dream's real work."""
-        keys: dict[tuple[str, str], FactKey] = self.memo.setdefault("fact_keys", {})
+        """The active fact cards by key, built afresh (stages change statuses between calls). Which
+        key each card has is found again only when cards were added (a card's names never change in a
+        dream, and no stage removes a card): keying ten thousand cards on each of the five calls a run
+        makes would cost more than an incremental dream's real work; what is left per call is one
+        status test a card."""
+        keyed: list[tuple[Card, FactKey]] | None = self.memo.get("keyed_cards")
+        if keyed is None or self.memo.get("keyed_count") != len(self.cards):
+            keyed = self.memo["keyed_cards"] = [(card, FactKey.of(card.subject, card.attribute))
+                                                for card in self.cards.values() if card.attribute is not None]
+            self.memo["keyed_count"] = len(self.cards)
         found: dict[FactKey, list[Card]] = {}
-        for card in self.cards.values():
-            if card.is_active and card.attribute is not None:
-                names = (card.subject, card.attribute)
-                key = keys.get(names)
-                if key is None:
-                    key = keys[names] = FactKey.of(card.subject, card.attribute)
+        for card, key in keyed:
+            if card.status in ACTIVE_STATUSES:
                 found.setdefault(key, []).append(card)
         return found
 
