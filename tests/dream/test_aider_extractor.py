@@ -11,27 +11,12 @@ from typing import Any
 import pytest
 
 from memdream.dream.extractors.aider import Banner, banner, from_card, observe
+from tests.ingest.test_aider import answer, header, out, typed
 
 HISTORY = ".aider.chat.history.md"
 
 
 # -- histories as aider writes them (aider/io.py: its own lines quoted, each ending with two spaces) ------
-
-def header(start: str) -> str:
-    return f"\n# aider chat started at {start}\n\n"
-
-
-def out(*lines: str) -> str:
-    return "".join(f"> {line}  \n" for line in lines)
-
-
-def typed(*lines: str) -> str:
-    return "\n" + "".join(f"#### {line}  \n" for line in lines)
-
-
-def answer(text: str) -> str:
-    return "\n" + text.strip() + "\n\n"
-
 
 def launch(command: str, model: str, weak: str | None = None) -> str:
     models = [f"Main model: {model} with diff edit format", f"Weak model: {weak}"] if weak else [

@@ -11,14 +11,13 @@ users run, on a memory made by ``memdream init``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.ingest.test_real_formats import ingest, stored
 from tests.transcripts import ClaudeSession
 
 CWD = "/home/dev/shop-web"
@@ -43,23 +42,6 @@ def typed(session: ClaudeSession, name: str, args: str = "", expansion: str | No
         session.meta(expansion)
         session.lines[-1]["message"]["content"] = [{"type": "text", "text": expansion}]
     return uid
-
-
-def memdream(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memdream", *map(str, args)], capture_output=True, text=True,
-                          check=False)
-
-
-def ingest(memory: Path, path: Path) -> dict[str, Any]:
-    done = memdream("ingest", path, "-m", memory, "-f", "json")
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
-
-
-def stored(memory: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for segment in sorted((memory / "raw" / "segments").glob("*.jsonl"))
-            for line in segment.read_text(encoding="utf-8").splitlines()]
 
 
 def texts(events: list[dict[str, Any]]) -> str:
