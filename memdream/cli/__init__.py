@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "reject": ("verdict_cmd", "reject", False),
     "correct": ("verdict_cmd", "correct", False),
     "review": ("review_cmd", "review", False),
+    "stats": ("stats_cmd", "stats", False),
     "remember": ("remember_cmd", "remember", False),
     "context": ("context_cmd", "context", False),
     "hooks": ("hooks_cmd", "hooks", False),
@@ -66,10 +67,12 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
 }
 
 
-def build(only: str | None = None) -> typer.Typer:
+def build(only: str | None = None, overview: bool = False) -> typer.Typer:
     """The typer app with every command, or with ``only`` that one: typer turns each command's
     signature into click objects before running any (~3-4 ms a command), and a hook or an agent's
-    turn runs one. The commands, their options and the error handling are the same objects."""
+    turn runs one. The commands, their options and the error handling are the same objects.
+    ``overview``: every command as a name and its help's first paragraph only (memdream.cli.overview),
+    for `memdream` and `memdream --help`, which run none of them."""
     from importlib import import_module
 
     made = typer.Typer(
@@ -82,6 +85,12 @@ def build(only: str | None = None) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     made.callback()(_root)
+    if overview:
+        from memdream.cli.overview import FIRST_PARAGRAPHS, _nothing
+
+        for name, paragraph in FIRST_PARAGRAPHS.items():  # in the full build's order: groups come last
+            made.command(name, help=paragraph, hidden=COMMANDS[name][2])(_nothing)
+        return made
     for name, (module, function, hidden) in COMMANDS.items():
         if only in (None, name):
             command = getattr(import_module(f"memdream.cli.{module}"), function)
@@ -106,4 +115,5 @@ def main(argv: list[str] | None = None) -> None:
     """Run the command line: the installed `memdream` script and `python -m memdream`."""
     args = sys.argv[1:] if argv is None else argv
     named = next((arg for arg in args if not arg.startswith("-")), None)  # the root takes no values
-    (build(named) if named in COMMANDS else build())(args=args, prog_name="memdream")
+    app = build(named) if named in COMMANDS else build(overview=named is None)
+    app(args=args, prog_name="memdream")
