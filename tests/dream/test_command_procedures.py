@@ -296,3 +296,11 @@ def test_a_command_s_arguments_are_no_standing_instruction(run: Any, tmp_path: P
         rules = [card["statement"] for card in json.loads(run("cards", "-m", mind, "--format", "json").stdout)
                  if "run the tests before pushing" in card["statement"].lower()]
         assert len(rules) == (0 if said is None else 1), rules
+
+
+def test_a_command_whose_template_says_nothing_of_its_purpose_is_no_card() -> None:
+    sessions = [Session(f"s{number}", day=number) for number in (1, 2, 3)]
+    for session in sessions:  # a Claude Code command whose expansion states no description
+        session.user("/orchestrator split the work", tags=["command"])
+        session.agent("Done.")
+    assert _candidates(*sessions) == []

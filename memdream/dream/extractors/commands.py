@@ -263,7 +263,8 @@ class Command:
 
 
 def commands(seen: list[Piece]) -> list[Command]:
-    """The commands run in :data:`MIN_SESSIONS` sessions or :data:`MIN_USES` times, most used first."""
+    """The commands run in :data:`MIN_SESSIONS` sessions or :data:`MIN_USES` times whose template says what
+    they are for (a purpose or the files they write), most used first."""
     by_name: dict[str, list[Piece]] = {}
     newest: dict[str, Use] = {}
     for record in sorted(seen, key=lambda record: (record.ts, record.ref)):
@@ -274,7 +275,9 @@ def commands(seen: list[Piece]) -> list[Command]:
             if name not in newest or use.purpose or use.args or use.writes:
                 newest[name] = use  # a template that changed: its newest words; a run that showed none, no change
     found = [Command(newest[name], records) for name, records in by_name.items()]
-    kept = [command for command in found if command.sessions >= MIN_SESSIONS or len(command.seen) >= MIN_USES]
+    # A command whose template says nothing of what it is for is a name a reader cannot act on.
+    kept = [command for command in found if (command.sessions >= MIN_SESSIONS or len(command.seen) >= MIN_USES)
+            and (command.use.purpose or command.use.writes)]
     kept.sort(key=lambda command: (-command.sessions, -len(command.seen), command.use.name.lower()))
     return kept[:MAX_COMMANDS]
 
