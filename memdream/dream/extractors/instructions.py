@@ -11,7 +11,11 @@ recall still finds it.
   now", "this", a path) is one too. "Make sure …", "Please use …", "Stop …" and "I want you to …"
   are usually about the task at hand: they count only with a word that makes them standing
   ("always", "every time", "from now on", "by default", …);
-- preferences: "I prefer …", "I'd rather …";
+- preferences: "I prefer …", "I'd rather …", "I like / love …", "I don't like …", "I hate …", "Please
+  use …" (after a short opening: "Across all projects, I prefer …"); not a reaction to what the agent
+  proposed or did ("I prefer the second option you listed", "I like this layout"), not one tied to the
+  task at hand ("I'd rather you fix the tests first", "Please use the mock server for this run"); "I'd
+  rather you …" and "I'd like you to …" only with a word that makes them standing;
 - corrections: what the user said when refusing a shell command (the rejection of a tool call, or
   "no, …" right after one) that says what to do instead ("that branch is protected, open a pull
   request"); not a question, not a new task typed while the call was pending, not about one file
@@ -58,19 +62,36 @@ _INSTRUCTION = re.compile(
     _LEAD + r"(?:always|never|don'?t|do not|stop|avoid|make sure(?: to| that| you)?|remember to|be sure to|"
     r"from now on|going forward|in (?:the )?future|please use|use\s+\S.{0,80}\binstead of\b|"
     r"(?:you )?(?:must|should) (?:always|never))\b", re.IGNORECASE)
+# A short opening phrase before the preference itself: "Small thing about style: I prefer …",
+# "Across all projects, I prefer …", "Personally, I like …".
+_OPENING = r"(?P<opening>[a-z][\w' -]{0,38}[,:]\s+)?"
+_DEGREE = r"(?:really |generally |usually |much |strongly |definitely |always |also |still |personally |tend to )*"
 _PREFERENCE = re.compile(
-    _LEAD + r"(?:i|we)(?:'d| would)? (?:prefer|rather|like you to|want you to|don'?t want you to|do not want you to)\b",
+    _OPENING + _LEAD + r"(?:(?:i|we)(?:'d| would)? " + _DEGREE + r"(?:prefer|rather|like you to|want you to|"
+    r"don'?t want you to|do not want you to)|(?:i|we) " + _DEGREE + r"(?:like|love|dislike|hate|"
+    r"(?:don'?t|do not|never) (?:like|love|want)|can'?t stand)|please use)\b",
     re.IGNORECASE)
+# A preference addressed to the agent's work at hand ("I'd rather you ...", "I like you to ..."): standing
+# only with a word that makes it so.
+_WANTS = re.compile(r"\b(?:(?:like|love|want) you to|rather you)\b", re.IGNORECASE)
+# "I like / I prefer" about what the agent just proposed or did: a choice for the task at hand.
+_REACTION = re.compile(
+    r"\byou (?:listed|suggested|proposed|mentioned|showed|described|wrote|gave|made|did|picked|chose)\b|"
+    r"\b(?:first|second|third|last|other|former|latter|previous|original|new|old|current) (?:one|option|approach|"
+    r"version|variant|way|proposal|suggestion|layout|design|name)s?\b|"
+    r"\byour (?:\w+ )?(?:idea|suggestion|approach|option|version|proposal|plan|change|fix)s?\b|"
+    r"\b(?:like|love|hate) (?:how|what|where)\b", re.IGNORECASE)
 _CORRECTION = re.compile(r"^(?:no|nope|wrong|not that|that'?s (?:wrong|not right)|stop)\b[,.!:;]*\s+(?P<rest>\S.*)$",
                          re.IGNORECASE)
-_QUESTION = re.compile(r"\?\s*$|^(?:can|could|would|should|is|are|do|does|did|why|how|what|where|when|which|who|"
-                       r"will|shall|may)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"\?\s*$|^(?:can|could|would|should|is|are|do(?! not\b)|does|did|why|how|what|where|when|"
+                       r"which|who|will|shall|may)\b", re.IGNORECASE)
 # Words that set the polarity or politeness of an instruction, not its topic.
 _POLARITY = re.compile(
     r"\b(?:please|pls|always|never|don'?t|do not|make sure(?: to| that| you)?|remember to|be sure to|stop|avoid|"
     r"from now on|going forward|in (?:the )?future|anymore|any more|again|you (?:must|should)|must|should|"
-    r"i(?:'d| would)? (?:prefer|rather|like you to|want you to)|i don'?t want you to|i do not want you to|"
-    r"we(?:'d| would)? (?:prefer|rather))\b", re.IGNORECASE)
+    r"(?:i|we)(?:'d| would)? (?:really |generally |usually |much |strongly |definitely |also |still |personally |"
+    r"tend to )*(?:prefer|rather|like you to|want you to|like|love|dislike|hate|can'?t stand)|"
+    r"(?:i|we) (?:don'?t|do not|never) (?:want you to|like|love|want)|personally)\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;:(]|\s[-–—]\s|\s(?:because|since|as|so|but|unless|otherwise)\s", re.IGNORECASE)
 _WORDS = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 
@@ -82,6 +103,9 @@ def topic(sentence: str) -> str:
     # after the comma may change while the instruction stays (or turns around) the same.
     if instead:
         return _words(f"instead of {_CLAUSE.split(instead.group(1), maxsplit=1)[0]}")
+    preference = _PREFERENCE.match(sentence)
+    if preference and preference.group("opening"):  # "Across all projects, I prefer …": the rest is the topic
+        sentence = sentence[preference.end("opening"):]
     return _words(_POLARITY.sub(" ", _CLAUSE.split(sentence, maxsplit=1)[0])) or _words(_POLARITY.sub(" ", sentence))
 
 
@@ -93,7 +117,7 @@ def _words(text: str) -> str:
 # Every instruction or preference has one of these words (a cheap test before the expressions).
 _CUE_WORDS = ("always", "never", "don", "do not", "stop", "avoid", "make sure", "remember", "be sure", "from now on",
               "going forward", "future", "use", "prefer", "rather", "want you", "must", "should", "acceptable",
-              "allowed", "permitted", "an option")
+              "allowed", "permitted", "an option", "like", "love", "hate", "stand")
 
 
 # Words that make a sentence a rule for every future session, not a request for this one.
@@ -133,9 +157,10 @@ def classify(sentence: str) -> str | None:
     if not any(word in lowered for word in _CUE_WORDS) or _QUESTION.search(sentence):
         return None
     standing = _STANDING.search(sentence) is not None
-    if _PREFERENCE.match(sentence):
-        wants = re.search(r"\b(?:like|want) you to\b", sentence, re.IGNORECASE)
-        return "preference" if standing or not (wants or _THIS_TASK.search(sentence)) else None
+    if _PREFERENCE.match(sentence) and not _INSTEAD.match(sentence):  # "Please use uv instead of pip": a rule
+        if _REACTION.search(sentence):
+            return None  # "I prefer the second option you listed": a choice for the task at hand
+        return "preference" if standing or not (_WANTS.search(sentence) or _THIS_TASK.search(sentence)) else None
     if _RULE_OPENING.match(sentence) or _INSTEAD.match(sentence) or re.search(r"\bfrom now on\b", lowered):
         return "instruction"
     if _NOT_ALLOWED.match(sentence) and not _THIS_TASK.search(sentence):
