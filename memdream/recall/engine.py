@@ -249,6 +249,7 @@ class Recaller:
             self.open_scope = self.scope is None and names_projects
         self.plan = self.meta.plan_parts(self.scope)
         self.resident = self._resident(instructions)
+        self._rules: dict[str, frozenset[str]] = {}  # the words of each resident card, as the queries need them
 
     def _static_scores(self) -> StaticScores:
         """Recall's query-independent scores; with a stable policy at the memory's own clock (its newest
@@ -320,6 +321,15 @@ class Recaller:
         return best_first(doc for number, doc in zip(self.cards.resident, instructions)
                           if applies(doc, self.scope, self.open_scope)
                           and (self._accept is None or self._accept(number)))
+
+    def _rule_words(self, doc: CardDoc) -> frozenset[str]:
+        """What a standing card is about (memdream.recall.resident.rule_words), once per card."""
+        found = self._rules.get(doc.id)
+        if found is None:
+            from memdream.recall.resident import rule_words
+
+            found = self._rules[doc.id] = rule_words(doc)
+        return found
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -538,12 +548,17 @@ class Recaller:
         items.append(Item(source="plan", id="plan", text=text))
         return Budget.cost(text) if self.policy.plan_in_share else 0
 
-    def _add_resident(self, budget: Budget, items: list[Item], cited: set[str], share: int) -> None:
-        """The scope's standing instructions, best first, while they fit in what the plan left of the
-        resident share (the rest of the budget is the query's): one that does not fit is skipped, a
-        smaller one may still."""
+    def _add_resident(self, budget: Budget, items: list[Item], cited: set[str], share: int, query: str) -> None:
+        """The scope's standing instructions, those that bear on ``query`` first, then best first, while
+        they fit in what the plan left of the resident share (the rest of the budget is the query's): one
+        that does not fit is skipped, a smaller one may still."""
         spent = 0
-        for doc in self.resident:
+        resident = self.resident
+        if len(resident) > 1 and query.strip():
+            from memdream.recall.resident import bearing_first
+
+            resident = bearing_first(resident, frozenset(tokenize(query)), self._rule_words)
+        for doc in resident:
             if min(share - spent, budget.room) < self.policy.min_line:
                 break
             item = Item(source="card", id=doc.id, type=doc.type, status=doc.status, ts=doc.ts,
@@ -569,7 +584,7 @@ class Recaller:
         share = int(budget.limit * max(self.meta.resident_share, self.policy.min_resident_share))
         spent = self._add_plan(budget, items, query, share)
         cited: set[str] = set()
-        self._add_resident(budget, items, cited, share - spent)
+        self._add_resident(budget, items, cited, share - spent, query)
         if self.policy.by_query:
             self._add_answers(budget, items, cited, query)
         else:

@@ -2,10 +2,12 @@
 recall of the scope they apply to (like the plan), whatever the query.
 
 The question that needs them rarely shares their words ("show me how to implement login" needs
-"Always format code with syntax highlighting"), so ranking would never surface them: they are chosen
-by scope, not by relevance. A card is resident when it is an active lesson tagged ``instruction``,
-``preference`` or ``correction``; it applies to a scope when its ``scope`` (or a ``project:<name>``
-tag) names that scope, or is ``global``.
+"Always format code with syntax highlighting"), so ranking would never surface them: every one of the
+scope is a candidate whatever the query, and when the resident share holds only some, those that bear
+on the query come first (:func:`bearing_first`: shared words, related tools, the kind of request). A
+card is resident when it is an active lesson tagged ``instruction``, ``preference`` or ``correction``;
+it applies to a scope when its ``scope`` (or a ``project:<name>`` tag) names that scope, or is
+``global``.
 
 When no scope is known in a memory that names projects (recall run from a folder the memory does not
 know, without ``--scope``), a project's instructions and plan items are not resident: they are shown
@@ -15,7 +17,7 @@ what applies everywhere (``global``, or no scope at all) stays resident.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from memdream.memory.tags import PROJECT_TAG
@@ -93,6 +95,97 @@ def known_scopes(plan_data: dict[str, Any], docs: Iterable[CardDoc]) -> set[str]
 def best_first(docs: Iterable[CardDoc]) -> list[CardDoc]:
     """Most confident first, then newest (then by id, for a stable order)."""
     return sorted(docs, key=lambda doc: (-doc.confidence, -doc.epoch, doc.id))
+
+
+# Words of a standing card that say how strongly or politely it is meant, not what it is about; and words
+# of its frame ("In billing-api, the user's standing preference: ...").
+_WEAK = ("always never ever don't do not please use prefer preference rather like love hate want make sure "
+         "remember from now on going forward future must should instead every time new user's standing "
+         "instruction correction rejected said")
+# Kinds of request and the words that name them: a request of a kind bears on a standing rule of that kind
+# even when they share no word ("Add a library for date formatting" and "Don't add a dependency without
+# asking me"). The tools a general word names in a project (memdream.recall.text.RELATED) belong to its kind.
+_KINDS = {
+    "dependencies": "install dependency package library upgrade bump",
+    "version control": "commit push branch merge rebase pull request git main master",
+    "testing": "test regression fixture mock coverage bug",
+    "writing code": "write implement function class method code refactor helper component type hint",
+    "style": "format lint style naming indent",
+    "logging": "log logging print debug trace",
+    "documentation": "documentation docstring comment readme changelog",
+    "deploying": "deploy release production rollout apply",
+    "answering": "explain answer reply summary summarize describe",
+    "data": "dataframe csv parquet sql",
+}
+# How much a word held only through its kind, or through a related tool, counts against one held itself.
+KIND_WEIGHT, RELATED_WEIGHT = 0.25, 0.5
+
+
+def _kinds() -> dict[str, frozenset[str]]:
+    from memdream.recall.text import RELATED, tokenize
+
+    kinds = {}
+    for kind, names in _KINDS.items():
+        words = set(tokenize(names))
+        words.update(tool for word in list(words) for tool in RELATED.get(word, ()))
+        kinds[kind] = frozenset(words)
+    return kinds
+
+
+_KIND_WORDS: dict[str, frozenset[str]] = {}
+
+
+def kinds_of(tokens: Iterable[str]) -> frozenset[str]:
+    """The kinds of request (see _KINDS) that ``tokens`` name."""
+    if not _KIND_WORDS:
+        _KIND_WORDS.update(_kinds())
+    held = frozenset(tokens)
+    return frozenset(kind for kind, words in _KIND_WORDS.items() if not words.isdisjoint(held))
+
+
+def rule_words(doc: CardDoc) -> frozenset[str]:
+    """The words of a standing card that say what it is about: the user's quoted words when the statement
+    quotes them, without the words of polarity and politeness (see _WEAK) and the project's name."""
+    from memdream.recall.text import tokenize
+
+    quoted = doc.statement.partition('"')[2].rpartition('"')[0] or doc.statement
+    weak = set(tokenize(_WEAK)) | {token for scope in scopes_of(doc) for token in tokenize(scope)}
+    return frozenset(tokenize(quoted)) - weak
+
+
+def bearing(query_tokens: frozenset[str], words: frozenset[str], weight: dict[str, float]) -> float:
+    """How much a standing card (its ``words``) bears on a query: the words they share, a tool the one
+    names and the other's general word means (half), and a kind of request they both name (a quarter);
+    each word weighs ``weight`` (rarer among the scope's standing cards: more)."""
+    from memdream.recall.text import related
+
+    if not query_tokens or not words:
+        return 0.0
+    shared = query_tokens & words
+    near = (frozenset(related(query_tokens)) & words) | (frozenset(related(words)) & query_tokens)
+    score = sum(weight.get(token, 1.0) for token in shared)
+    score += RELATED_WEIGHT * sum(weight.get(token, 1.0) for token in near - shared)
+    if not kinds_of(query_tokens).isdisjoint(kinds_of(words)):
+        score += KIND_WEIGHT
+    return score
+
+
+def bearing_first(docs: list[CardDoc], query_tokens: frozenset[str],
+                  words: Callable[[CardDoc], frozenset[str]] = rule_words) -> list[CardDoc]:
+    """``docs`` (best first) with those that bear on the query first, most first: the question that needs
+    a standing rule is rarely the one that names it, so every one of them stays a candidate, but when the
+    resident share holds only some, these are the ones it holds."""
+    if not query_tokens or len(docs) < 2:
+        return docs
+    held = [words(doc) for doc in docs]
+    frequency: dict[str, int] = {}
+    for found in held:
+        for token in found:
+            frequency[token] = frequency.get(token, 0) + 1
+    weight = {token: 1.0 / count for token, count in frequency.items()}
+    scores = [bearing(query_tokens, found, weight) for found in held]
+    order = sorted(range(len(docs)), key=lambda place: (-scores[place], place))
+    return [docs[place] for place in order]
 
 
 def current_project(cwd: str) -> str | None:
