@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "correct": ("verdict_cmd", "correct", False),
     "review": ("review_cmd", "review", False),
     "stats": ("stats_cmd", "stats", False),
+    "export": ("export_cmd", "export", False),
     "remember": ("remember_cmd", "remember", False),
     "context": ("context_cmd", "context", False),
     "hooks": ("hooks_cmd", "hooks", False),

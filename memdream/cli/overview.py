@@ -46,6 +46,9 @@ FIRST_PARAGRAPHS: dict[str, str] = {
         'ken\nestimate of the active memory, conflicts, confidence, near-duplicate pairs, cards past'
         ' their TTL,\nthe share of cards recalled lately, and what each of the last dreams added and'
         ' corrected (drawn).'),
+    'export': ('Export everything the memory holds about one subject or one session as one JSON bundle: ca'
+        'rds,\narchived versions, cards that mention the subject, raw events, audit entries and plan'
+        ' items.'),
     'remember': 'Record a note in your own words for the next dream: a standing instruction or a fact.',
     'context': ("The plan and the project's most useful cards within --budget bytes: the context a session "
         'starts with.'),
