@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from memdream import schemas
-from memdream.ingest.adapters import ParseContext, claude_code, codex, memdream_jsonl, openai_chat
 from memdream.harness import headline
+from memdream.ingest.adapters import ParseContext, claude_code, codex, memdream_jsonl, openai_chat
 from memdream.memory.project import clean_name, name_from_path, name_from_url, project_name
 from tests.conftest import before_the_clock
 from tests.gitutil import git
