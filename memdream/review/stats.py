@@ -343,10 +343,30 @@ def _share(part: int, whole: int) -> float | None:
 
 def _runs_in_order(audit: Path) -> list[Path]:
     """The audit files, oldest run first: by the time their run id starts with; runs of one second (a
-    replay under a fixed MEMDREAM_NOW) by when their file was written, then by name."""
+    replay under a fixed MEMDREAM_NOW) by the commit that added their file (a clone checks every file
+    out at once, so file times say nothing there), else by when their file was written, then by name."""
     if not audit.is_dir():
         return []
-    return sorted(audit.glob("*.jsonl"), key=lambda path: (path.name[:20], _mtime(path), path.name))
+    files = list(audit.glob("*.jsonl"))
+    seconds = Counter(path.name[:20] for path in files)
+    added = _added_order(audit) if any(count > 1 for count in seconds.values()) else {}
+    return sorted(files, key=lambda path: (path.name[:20], added.get(path.name, len(added)), _mtime(path), path.name))
+
+
+def _added_order(audit: Path) -> dict[str, int]:
+    """Audit file name -> the place of the commit that added it, oldest first; {} without git history."""
+    from memdream import gitops
+
+    root = audit.parent
+    if not gitops.is_repo(root) or gitops.head_or_none(root) is None:
+        return {}
+    order: dict[str, int] = {}
+    history = gitops.path_history(root, [audit.name])
+    for place, (_, touched) in enumerate(reversed(history)):
+        for status, path in touched:
+            if status == "A":
+                order[Path(path).name] = place
+    return order
 
 
 def _mtime(path: Path) -> int:

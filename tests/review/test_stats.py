@@ -5,6 +5,7 @@ memories made through the real command line: ingest, dream, recall, reject and c
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -207,3 +208,14 @@ def test_a_clone_without_local_state_says_it_has_no_usage_log(history: History, 
     assert there["cards"] == here["cards"] and there["dreams"] == here["dreams"]
     assert there["size"]["raw"]["events"] == here["size"]["raw"]["events"] and there["size"]["raw"]["bytes"] == 0
     assert "no usage log here" in run("stats", "-m", clone).stdout
+
+
+def test_runs_of_one_second_keep_their_commit_order_in_a_clone(history: History, tmp_path: Path, run: Any) -> None:
+    """Both dreams of the history ran under one fixed clock; a clone writes every file at once, so the
+    files' times cannot say which ran first: the commits that added them do."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(history.root), str(clone)], check=True)
+    first, second = (clone / "audit" / f"{run_id}.jsonl" for run_id in (history.first, history.second))
+    os.utime(first, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))  # the older run, written later
+    os.utime(second, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    assert [item["run"] for item in stats(run, clone)["dreams"]["runs"]] == [history.first, history.second]
