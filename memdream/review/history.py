@@ -31,7 +31,7 @@ OPS = ("add", "merge", "supersede", "archive", "conflict", "demote", "update")
 _SEGMENTS = re.compile(r"^segments? (\d+)\.\.(\d+)$")
 # json.dumps writes "run" then "op" first: most lines give their op without being parsed (an
 # evidence line of a first dream can hold thousands of references).
-_OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
+OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
 # A dream commit carrying one of these read, resumed or left events, or holds ingest's manifest lines:
 # never bookkeeping only, whatever its files say.
 _LEDGER_TRAILERS = (trailer.CONSUMED, trailer.EVENTS, trailer.REDREAMED, trailer.DEFERRED, trailer.INGEST)
@@ -192,10 +192,10 @@ def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
     operations: list[dict[str, Any]] = []
     for text in texts:
         for line in (text or "").splitlines():
-            match = _OP_PREFIX.match(line)
+            match = OP_PREFIX.match(line)
             if match is not None and match.group(1) == "evidence":
                 continue
-            parsed = _parse(line)
+            parsed = parse_audit_line(line)
             if parsed is not None and parsed.get("op") != "evidence":
                 operations.append(parsed)
     return operations
@@ -232,15 +232,15 @@ def _op_counts(text: str | None) -> dict[str, int]:
     """How many operations of each kind an audit file holds (evidence lines are not operations)."""
     counts: Counter[str] = Counter()
     for line in (text or "").splitlines():
-        match = _OP_PREFIX.match(line)
-        op = match.group(1) if match else (_parse(line) or {}).get("op")
+        match = OP_PREFIX.match(line)
+        op = match.group(1) if match else (parse_audit_line(line) or {}).get("op")
         if op in OPS:
             counts[op] += 1
     return dict(counts)
 
 
-def _parse(line: str) -> dict[str, Any] | None:
-    """One audit line; None for a blank or broken one (a hand-edited file must not stop a review)."""
+def parse_audit_line(line: str) -> dict[str, Any] | None:
+    """One audit line; None for a blank or broken one (a hand-edited file must not stop a review or stats)."""
     try:
         data = json.loads(line)
     except ValueError:

@@ -30,7 +30,6 @@ removes its run's file, so what is there are the runs that stand; no git needed,
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -46,6 +45,7 @@ from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, INACTIVE_STATUSES,
 from memdream.memory.evidence_log import EVIDENCE_OP
 from memdream.memory.factkey import normalize_name, normalize_value
 from memdream.memory.paths import MemoryPaths
+from memdream.review.history import OP_PREFIX, OPS, parse_audit_line
 
 if TYPE_CHECKING:
     from memdream.memory.cardcache import CachedCard
@@ -56,8 +56,6 @@ DEFAULT_RUNS = 10
 BYTES_PER_TOKEN = 4
 EXAMPLES = 10  # redundant pairs and stale cards listed by id; the counts cover all of them
 # The operations of an audit file, in the order people read them (memdream log's).
-OPS = ("add", "merge", "supersede", "archive", "conflict", "demote", "update")
-_OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')  # as dream writes a line: no parse needed
 _REJECTED = "rejected by user feedback"  # an archive's reason when a person rejected the value
 _DIGITS = re.compile(r"\d+")
 _TTL = re.compile(r"^decay-(\d+)d$")
@@ -383,11 +381,11 @@ def _dream(path: Path) -> DreamFigures:
     rejected = 0
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            match = _OP_PREFIX.match(line)
+            match = OP_PREFIX.match(line)
             op = match.group(1) if match else None
             if op == EVIDENCE_OP:
                 continue
-            entry = _parse(line) if op in (None, "archive") else None
+            entry = parse_audit_line(line) if op in (None, "archive") else None
             if op is None:
                 op = entry.get("op") if entry else None
             if op in OPS:
@@ -395,12 +393,4 @@ def _dream(path: Path) -> DreamFigures:
                 rejected += op == "archive" and _REJECTED in str((entry or {}).get("reason", ""))
     return DreamFigures(path.stem, dict(ops), rejected)
 
-
-def _parse(line: str) -> dict[str, Any] | None:
-    """One audit line; None for a blank or broken one (a hand-edited file must not stop stats)."""
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 

@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -169,9 +171,10 @@ def bookkeeping_commit(root: Path, run_id: str = "2026-11-30T12-30-00Z-b00c") ->
     return git(root, "rev-parse", "HEAD").strip()
 
 
-def built_once(factory: pytest.TempPathFactory) -> History:
-    """The two-dream memory, built once for a test module in the environment the autouse fixture gives
-    each test (a module fixture cannot use it): no git identity, no global config, the fixed clock."""
+@contextmanager
+def bare_environment(factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The environment the autouse fixture gives each test, for a module fixture (which cannot use it):
+    no git identity, no global config, the fixed clock."""
     home = factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
         for name in list(os.environ):
@@ -181,6 +184,12 @@ def built_once(factory: pytest.TempPathFactory) -> History:
         patch.setenv("GIT_CONFIG_GLOBAL", str(home / "no-gitconfig"))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
         patch.setenv("MEMDREAM_NOW", FIXED_NOW)
+        yield
+
+
+def built_once(factory: pytest.TempPathFactory) -> History:
+    """The two-dream memory, built once for a test module in the bare environment."""
+    with bare_environment(factory):
         base = factory.mktemp("history")
         assert memdream("init", base / "mem").returncode == 0
         return build(base / "mem", base / "logs")

@@ -8,7 +8,6 @@ correction of the region and a second dream (so archive/ and audit/ have entries
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,9 +17,8 @@ from typing import Any
 import pytest
 
 from memdream.review.export import NamePattern
-from tests.conftest import FIXED_NOW
 from tests.gitutil import git
-from tests.review.dream_history import card_id, dream, memdream, write_events
+from tests.review.dream_history import bare_environment, card_id, dream, memdream, write_events
 
 KEYS = ["memdream_export", "query", "exported_at", "memory", "raw_layer", "cards", "archived", "mentions",
         "events", "audit", "plan"]
@@ -83,15 +81,7 @@ def _segment_events(root: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """Built once for the module, in the environment the autouse fixture gives each test."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "MEMDREAM_", "GITHUB_")) or name == "EMAIL":
-                patch.delenv(name)
-        patch.setenv("HOME", str(home))
-        patch.setenv("GIT_CONFIG_GLOBAL", str(home / "no-gitconfig"))
-        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        patch.setenv("MEMDREAM_NOW", FIXED_NOW)
+    with bare_environment(tmp_path_factory):
         base = tmp_path_factory.mktemp("export")
         root = base / "mem"
         assert memdream("init", root).returncode == 0
