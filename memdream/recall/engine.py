@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from memdream.memory.paths import MemoryPaths
 from memdream.memory.refs import ref_of as event_ref
 from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
+from memdream.recall.file_views import FileHistory
 from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
 from memdream.recall.policy import MAX_MISSES, RECALL, Policy
 from memdream.recall.rank import (
@@ -229,6 +231,7 @@ class Recaller:
         self.static = self._static_scores()
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
+        self._files: FileHistory | None = None  # built when a raw event that shows a file is first judged
         self._candidates: list[Item] | None = None  # the raw items of the query being answered
         self._raw_best: float | None = None  # the best share of its words one of them holds
         self._first: tuple[dict[str, float], dict[int, float]] | None = None  # its BM25 first stage
@@ -450,7 +453,7 @@ class Recaller:
             if self.subject is not None and self.subject not in compact_name(index_mod.event_text(event)):
                 continue
             epoch = self._epoch(number)
-            successor = self._superseded(event, epoch)
+            successor = self._superseded(event, epoch) or self._outdated_view(number, epoch)
             if successor is not None and not self.options.include_archived:
                 self.withheld.append({"id": event_ref(event), "superseded_by": successor.card,
                                       "since": successor.since})
@@ -520,6 +523,18 @@ class Recaller:
         if current is None or epoch > current.newest or normalize_value(str(value)) == current.value:
             return None  # news the card has not seen yet, or the same value
         return Successor(current.card, current.since)
+
+    def _outdated_view(self, number: int, epoch: float) -> Successor | None:
+        """For an event that shows a file's content: the change after which its content is no longer the
+        file's, when the log also holds what the file holds now (memdream.recall.file_views), else None."""
+        segment, doc = self.raw.locate(number)
+        view = self.raw.segments[segment].file_views.get(doc)
+        if view is None:
+            return None
+        if self._files is None:
+            self._files = index_mod.file_history(self.raw.segments)
+        change = self._files.outdated_by(view[0], epoch)
+        return Successor(change.ref, _date(change.epoch)) if change is not None else None
 
     # -- resident: the plan and the standing instructions ----------------------------------------------
     def _plan_parts(self, query: str) -> tuple[str, list[str]]:
@@ -658,6 +673,10 @@ class Recaller:
 
     def close(self) -> None:
         self.usage.close()
+
+
+def _date(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d") if epoch else ""
 
 
 def _squeeze(budget: Budget, item: Item) -> bool:

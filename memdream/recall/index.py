@@ -32,14 +32,16 @@ from memdream.clock import parse_timestamp
 from memdream.memory import cachefile
 from memdream.memory.card import ACTIVE_STATUSES, CONFLICTING, SUPERSEDED
 from memdream.memory.paths import LAYERS, MemoryPaths
+from memdream.memory.refs import event_ref
 from memdream.memory.tags import episode_of
+from memdream.recall import file_views
 from memdream.recall.text import tokenize
 
 if TYPE_CHECKING:
     from memdream.memory.card import Card, Evidence
     from memdream.memory.store import Memory
 
-INDEX_VERSION = 12
+INDEX_VERSION = 13
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
@@ -195,6 +197,10 @@ class SegmentIndex:
     postings: Postings = field(default_factory=Postings)  # token -> (docs, length-normalized BM25 tf part)
     speakers: Postings = field(default_factory=Postings)  # speaker token -> doc numbers
     total_length: int = 0
+    # Files (memdream.recall.file_views): doc -> (path, whole file shown) for the events that show one;
+    # every change of a file in this segment (path, epoch, event reference, deleted).
+    file_views: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    file_changes: list[tuple[str, float, str, bool]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -448,6 +454,7 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
     speaker_lists: dict[str, tuple[list[int], list[float]]] = {}
     group_numbers: dict[str, int] = {}
     last_of_session: dict[str, int] = {}
+    folders: dict[str, str] = {}  # session -> its working folder, for the relative paths of its file views
     offset = 0
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -455,9 +462,13 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
             if not raw.strip():
                 continue
             event = _event(raw, segment, number)
+            seen = _file_effects(event, folders)
             if event.get("kind") not in RAW_KINDS or event.get("tool") in BOOKKEEPING_TOOLS:
+                _record_changes(index, event, seen)
                 continue
             doc = len(index.offsets)
+            _record_views(index, doc, seen)
+            _record_changes(index, event, seen)
             tokens = tokenize(event_text(event)) + _date_tokens(str(event.get("ts", "")))
             frequencies: dict[str, int] = defaultdict(int)
             for token in tokens:
@@ -490,6 +501,41 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
     index.postings = Postings(lists, "f")
     index.speakers = Postings(speaker_lists, "i")
     return index
+
+
+def _file_effects(event: dict[str, Any], folders: dict[str, str]) -> list[file_views.Effect]:
+    session = str(event.get("session", ""))
+    meta = event.get("meta")
+    if session not in folders and isinstance(meta, dict) and isinstance(meta.get("cwd"), str) and meta["cwd"]:
+        folders[session] = meta["cwd"]
+    if event.get("kind") not in ("tool_call", "tool_result"):
+        return []
+    return file_views.effects(event, folders.get(session))
+
+
+def _record_views(index: SegmentIndex, doc: int, seen: list[file_views.Effect]) -> None:
+    for effect in seen:
+        if effect.role in (file_views.SHOW, file_views.PARTIAL):
+            index.file_views[doc] = (effect.path, effect.role == file_views.SHOW)
+
+
+def _record_changes(index: SegmentIndex, event: dict[str, Any], seen: list[file_views.Effect]) -> None:
+    for effect in seen:
+        if effect.role in (file_views.CHANGE, file_views.DELETE):
+            ref = event_ref(str(event.get("session", "")), str(event.get("id", "")))
+            index.file_changes.append((effect.path, _epoch(event.get("ts")), ref, effect.role == file_views.DELETE))
+
+
+def file_history(segments: Iterable[SegmentIndex]) -> file_views.FileHistory:
+    """Every file's changes and whole views across ``segments`` (memdream.recall.file_views)."""
+    history = file_views.FileHistory()
+    for segment in segments:
+        for path, epoch, ref, deleted in segment.file_changes:
+            history.add_change(path, file_views.Change(epoch, ref, deleted))
+        for doc, (path, whole) in segment.file_views.items():
+            if whole:
+                history.add_shown(path, segment.epochs[doc])
+    return history.seal()
 
 
 # -- loading ---------------------------------------------------------------------------------------

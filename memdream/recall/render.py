@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdream.memory.card import VERIFIED
+from memdream.memory.refs import REF_SCHEME
 from memdream.memory.tags import UNTRUSTED as UNTRUSTED_TAG
 from memdream.recall.index import CardDoc, Successor, result_command
 from memdream.recall.text import token_spans
@@ -292,7 +293,10 @@ def raw_text(event: dict[str, Any], query_tokens: frozenset[str], trim_above: in
         body = one_line(text) if len(text) <= trim_above else window(text, query_tokens, limit, weights=weights)
     mark = UNTRUSTED_MARK if untrusted(event) else ""
     if successor is not None:
-        mark = f"(superseded {successor.since} by {successor.card}) {mark}"
+        # A card replaced the value, or (a log reference) the file this event shows changed since.
+        changed = successor.card.startswith(REF_SCHEME)
+        mark = (f"(file changed {successor.since}) {mark}" if changed
+                else f"(superseded {successor.since} by {successor.card}) {mark}")
     return f"[{str(event.get('ts', ''))[:10]}] {mark}{speaker}: {body}"
 
 
