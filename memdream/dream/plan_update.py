@@ -10,7 +10,8 @@ the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). A
 plain words ("we were working on the task", "fix it") says less than the user's next one when that
 one spells the task out: the goal is then that next request. The newest ``plan`` event
 (a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
-sentence to done. Done items drop out of next.
+sentence to done, unless that sentence ends in a colon (it heads a list, an answer, not work done).
+Done items drop out of next.
 
 Items carry their scope, the project of the session they came from, so that a memory serving
 several projects keeps each project's newest goal (``goals``) and next actions: a newer todo list
@@ -141,7 +142,9 @@ def run(ctx: DreamContext) -> None:
             _add_done(done, text, _ref(event), project_of(event))
     for event in events:
         if event["kind"] == "outcome" and event.get("ok") and event.get("text"):
-            _add_done(done, _short(event["text"]), _ref(event), project_of(event))
+            first = _short(event["text"])
+            if not first.endswith(":"):  # "Available tools in this session:" heads a list; it reports nothing done
+                _add_done(done, first, _ref(event), project_of(event))
     _next(ctx, plans)
     finished = {(normalize_value(item.text), item.scope) for item in done}
     plan.next = [item for item in plan.next if (normalize_value(item.text), item.scope) not in finished]

@@ -81,3 +81,14 @@ def test_a_short_first_request_that_names_its_object_stays_the_goal(tmp_path: Pa
              {"kind": "message", "actor": "user", "text": "Also make sure the tests for the yen rounding keep passing."}]
     plan = dreamed_plan(tmp_path, [FIRST, named])
     assert plan["goal"] == "Fix the rounding in billing/rounding.py"
+
+
+def test_an_outcome_that_heads_a_list_is_no_done_item(tmp_path: Path) -> None:
+    """A turn's last message ending on a colon introduces an answer ("Available tool groups in this
+    session:"), it reports no work done; one that says what was done is a done item."""
+    plan = dreamed_plan(tmp_path, [[
+        *FIRST,
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Available tool groups in this session:\n\n- web"},
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Rounded invoice totals to cents. Tests pass."},
+    ]])
+    assert [item["text"] for item in plan["done"]] == ["Rounded invoice totals to cents."]
