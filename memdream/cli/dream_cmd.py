@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from memdream.dream.budget import DreamBudget
     from memdream.dream.explain import Explanation, NotAdmitted
     from memdream.dream.pipeline import DreamReport
+    from memdream.memory.store import Memory
     from memdream.schedule.triggers import Decision, IfNeededResult
 
 
@@ -67,15 +68,32 @@ def dream(
     if if_needed:  # the triggers decide (no dream stage imported unless one runs)
         from memdream.schedule.triggers import dream_if_needed
 
-        result = dream_if_needed(Memory(memory_root(memory)), dry_run=dry_run, **options)
+        chosen = Memory(memory_root(memory))
+        result = dream_if_needed(chosen, dry_run=dry_run, **options)
+        _embed_cards(chosen, result.report)
         emit(result, output, _render_if_needed)
         return
     from memdream.dream.pipeline import dream as run_dream
     from memdream.progress import Progress, terminal_output
 
     shown = Progress.for_output(terminal_output(output is DataFormat.json))
-    report = run_dream(Memory(memory_root(memory)), dry_run=dry_run, progress=shown, **options)  # type: ignore[arg-type]
+    chosen = Memory(memory_root(memory))
+    report = run_dream(chosen, dry_run=dry_run, progress=shown, **options)  # type: ignore[arg-type]
+    _embed_cards(chosen, report)
     emit(report, output, _render)
+
+
+def _embed_cards(memory: Memory, report: DreamReport | None) -> None:
+    """recall.embed: after a dream (committed: its cards are what recall will read), the model and the
+    vectors of the cards new or changed since (memdream.recall.embed.prepare). A model that cannot be
+    had is one more warning of the report, never a failed dream."""
+    if report is None or report.dry_run or not memory.settings.get("recall.embed.enabled"):
+        return
+    from memdream.recall.embed import prepare
+
+    prepared = prepare(memory)
+    if prepared is not None and prepared.warning:
+        report.warnings.append(prepared.warning)
 
 
 def _budget(max_events: int | None, max_seconds: float | None) -> DreamBudget | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,7 @@ from memdream.recall.text import related, tokenize
 
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
+    from memdream.recall.embed import Semantic
 
 MIN_BUDGET = 64
 # Raw scores can reach 1 + the episode share; reported scaled into [0, 1].
@@ -162,6 +164,9 @@ class Meta:
     plan: tuple[str, tuple[str, ...]]  # the whole plan's goal and next actions: what recall shows without a scope
     plan_data: dict[str, Any]  # plan.yaml as validated (plain data: unpickling it imports nothing)
     scoped_plan: bool  # whether some goal or next action belongs to one project only
+    # recall.embed's (model, min_similarity) when enabled (memdream.recall.embed); a default, so that a
+    # cache written before the setting existed reads as off.
+    embed: tuple[str, float] | None = None
 
     def plan_parts(self, scope: str | None) -> tuple[str, list[str]]:
         """The goal and next actions of the resident plan of ``scope`` (None: the whole plan)."""
@@ -197,9 +202,14 @@ def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
                 trim_above=int(settings.get("recall.raw_trim_above")),
                 resident_share=float(settings.get("recall.resident_share")),
                 plan=(plan.goal, tuple(item.text for item in plan.next)), plan_data=plan.to_dict(),
-                scoped_plan=any(item.scope for item in (*plan.goals, *plan.next)))
+                scoped_plan=any(item.scope for item in (*plan.goals, *plan.next)),
+                embed=_embed_setting(settings.get("recall.embed")))
     index_mod.write_pickle(path, meta)
     return meta
+
+
+def _embed_setting(section: dict[str, Any]) -> tuple[str, float] | None:
+    return (str(section["model"]), float(section["min_similarity"])) if section.get("enabled") else None
 
 
 class Recaller:
@@ -264,6 +274,16 @@ class Recaller:
             return StaticScores(cards, meta.weights, newest, meta.half_life_days, {})
         return StaticScores(cards, meta.weights, self.now.timestamp(), meta.half_life_days,
                             counts_at(self.paths) if len(cards) else {})
+
+    @cached_property
+    def semantic(self) -> Semantic | None:
+        """The meaning side of card ranking (recall.embed: memdream.recall.embed), loaded at the first
+        query that ranks cards; None when off (nothing of it imported) or unavailable (a warning)."""
+        if self.meta.embed is None:
+            return None
+        from memdream.recall.embed import EmbedSettings, open_semantic
+
+        return open_semantic(self.paths, self.cards, EmbedSettings(*self.meta.embed))
 
     def doc(self, number: int) -> CardDoc:
         """Card ``number``, unpickled once: a context with no question looks at a card more than once."""
@@ -364,15 +384,19 @@ class Recaller:
         tokens = frozenset(tokenize(query))
         matches = fuzzy_matches(self.cards, query)
         relevance, fuzzy = relevance_parts(self.cards, query, matches)
+        close: dict[int, float] = {}  # cards close in meaning (recall.embed), with their cosine
+        if self.semantic is not None:
+            relevance, close = self.semantic.fused(query, relevance, self._accept)
         if self.options.explain:  # kept for the explanation: ranking and explaining compute it once
-            self.explain_memo.update(query=query, relevance=relevance, fuzzy=fuzzy, matches=matches)
+            self.explain_memo.update(query=query, relevance=relevance, fuzzy=fuzzy, matches=matches,
+                                     similarity=close)
         passed = 0  # cards in a row that did not answer: after MAX_MISSES of them, the rest will not either
         for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept, relevance):
             doc = self.cards.doc(number)
             if doc.id in resident:
                 continue
             held = card_words(doc, matches[number][1] if number in matches else frozenset())
-            if not self._answers(query, coverage(held, tokens)):
+            if number not in close and not self._answers(query, coverage(held, tokens)):
                 passed += 1
                 if passed >= MAX_MISSES:
                     return

@@ -68,6 +68,7 @@ class Explainer:
         self.relevance: dict[int, float] = memo["relevance"]
         self.fuzzy: dict[int, float] = memo["fuzzy"]
         self.matches: dict[int, tuple[float, frozenset[str]]] = memo["matches"]
+        self.similarity: dict[int, float] = memo.get("similarity", {})  # recall.embed: cosine of cards close in meaning
         self.tokens = frozenset(tokenize(query))
         if "numbers" not in memo:  # one map per Recaller: --queries explains many queries
             memo["numbers"] = {card_id: number for number, card_id in enumerate(recaller.cards.ids)}
@@ -110,6 +111,8 @@ class Explainer:
                                                            if number in docs})
         if number in self.fuzzy:
             explained["relevance"]["subject_similarity"] = round(self.fuzzy[number], 4)
+        if number in self.similarity:
+            explained["relevance"]["meaning_similarity"] = round(self.similarity[number], 4)
         fuzzy = self.matches[number][1] if number in self.matches else frozenset()
         held = card_words(recaller.cards.doc(number), fuzzy)
         explained["relevance"]["coverage"] = round(coverage(held, self.tokens), 4)
@@ -146,6 +149,8 @@ def summary(explain: dict[str, Any]) -> str:
     relevance = explain["relevance"]
     matched = ", ".join(relevance["matched"]) or "none"
     similar = f", subject {relevance['subject_similarity']:.2f} alike" if "subject_similarity" in relevance else ""
+    if "meaning_similarity" in relevance:
+        similar += f", meaning {relevance['meaning_similarity']:.2f} alike"
     covered = f", {relevance['coverage']:.0%} of the query" if "coverage" in relevance else ""
     parts.append(f"relevance {relevance['value']:.2f} (matched: {matched}{similar}{covered})")
     parts.append(f"recency {explain['recency']['value']:.2f} ({explain['recency']['age_days']} days)")
