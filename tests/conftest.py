@@ -31,7 +31,8 @@ def before_the_clock(path: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def bare_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No git identity, no global git config, no colour, a fixed clock: what cron gives memdream."""
+    """No git identity, no global git config, no colour, a fixed clock, no tenant root nor user settings
+    (HOME is a fresh folder): what cron gives memdream."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "no-gitconfig"))
@@ -39,7 +40,8 @@ def bare_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("MEMDREAM_NOW", FIXED_NOW)
     for name in list(os.environ):
-        if name.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "MEMDREAM_MEMORY", "MEMDREAM_DEBUG", "GITHUB_")):
+        if name.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "MEMDREAM_MEMORY", "MEMDREAM_DEBUG", "GITHUB_",
+                            "MEMDREAM_ROOT", "MEMDREAM_TENANT", "XDG_CONFIG_HOME")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("EMAIL", raising=False)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 from memdream.errors import UsageError
 from memdream.memory import trailers as trailer
@@ -28,6 +28,7 @@ def audit(
     verify: Annotated[bool, typer.Option("--verify", help="Check the provenance of the whole memory instead "
                                                           "(for CI, next to `memdream lint`).")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Trace a card to the raw events behind it: evidence (hash checked), versions, derived cards,
@@ -41,7 +42,7 @@ def audit(
 
     if verify == (card_id is not None):
         raise UsageError("give a CARD_ID or --verify (see 'memdream audit --help')")
-    root = memory_root(memory)
+    root = memory_root(memory, tenant)
     require_settled(root)
     if verify:
         from memdream.review.verify import verify_memory

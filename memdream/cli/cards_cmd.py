@@ -13,6 +13,7 @@ from memdream.cli.options import (
     FormatOption,
     MemoryOption,
     SubjectOption,
+    TenantOption,
     memory_root,
 )
 from memdream.cli.output import emit
@@ -29,6 +30,7 @@ def cards(
     subject: SubjectOption = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include cards in archive/.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """List cards, newest first, filtered by type, status and subject.
@@ -38,7 +40,7 @@ def cards(
     from memdream.memory.journal import require_settled
     from memdream.memory.query import CardFilter, list_cards
 
-    root = memory_root(memory)
+    root = memory_root(memory, tenant)
     require_settled(root)
     listed = list_cards(root, CardFilter(card_type, status, subject, archived or bool(
         status in (SUPERSEDED, ARCHIVED))))
@@ -74,6 +76,7 @@ def show(
     card_id: Annotated[str, typer.Argument(help="Card id (as in `memdream cards`), or log://<session>#<id> for "
                                                 "a raw event.", metavar="CARD_ID")],
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Show one card (active or archived) with its file path, or one raw event (log://<session>#<id>)
@@ -84,7 +87,7 @@ def show(
     from memdream.memory.journal import require_settled
     from memdream.memory.query import find_card
 
-    root = memory_root(memory)
+    root = memory_root(memory, tenant)
     require_settled(root)
     if card_id.startswith("log://"):
         from memdream.review.provenance import show_event

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ def context(
                                         help="Most bytes (UTF-8) of context, markers and title included.")
                       ] = DEFAULT_BUDGET,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """The plan and the project's most useful cards within --budget bytes: the context a session starts with.
@@ -57,10 +58,10 @@ def context(
     are an error (exit 1) and the file is left untouched.
     """
     if session_start:
-        _session_start(memory, budget)
+        _session_start(memory, tenant, budget)
         return
     scope = _scope(scope, project)
-    root = memory_root(memory)
+    root = memory_root(memory, tenant)
     if export is not None:
         _export(export, root, budget, scope, output)
     else:
@@ -81,7 +82,7 @@ def _scope(scope: str | None, project: str | None) -> str | None:
     return scope
 
 
-def _session_start(memory: Path | None, budget: int) -> None:
+def _session_start(memory: Path | None, tenant: str | None, budget: int) -> None:
     """The hook: its JSON on stdout, or nothing (the error on stderr) and exit 0 either way."""
     from memdream.cli.base import debug
 
@@ -91,7 +92,7 @@ def _session_start(memory: Path | None, budget: int) -> None:
     try:
         from memdream.integrations.startup import session_start
 
-        result = session_start(sys.stdin.buffer.read(), memory, budget)
+        result = session_start(sys.stdin.buffer.read(), memory, budget, tenant=tenant)
     except Exception as error:  # noqa: BLE001 - a broken or missing memory must never break the session
         if debug():
             raise

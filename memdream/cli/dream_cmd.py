@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def dream(
         "--commit", help="In a memory that a project repository tracks (init --in-repo): commit the memory's "
                          "files (only them) instead of staging them.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Consolidate new raw events into cards: verify and correct, merge, admit, plan; one commit.
@@ -68,7 +69,7 @@ def dream(
     if if_needed:  # the triggers decide (no dream stage imported unless one runs)
         from memdream.schedule.triggers import dream_if_needed
 
-        chosen = Memory(memory_root(memory))
+        chosen = Memory(memory_root(memory, tenant))
         result = dream_if_needed(chosen, dry_run=dry_run, **options)
         _embed_cards(chosen, result.report)
         emit(result, output, _render_if_needed)
@@ -77,7 +78,7 @@ def dream(
     from memdream.progress import Progress, terminal_output
 
     shown = Progress.for_output(terminal_output(output is DataFormat.json))
-    chosen = Memory(memory_root(memory))
+    chosen = Memory(memory_root(memory, tenant))
     report = run_dream(chosen, dry_run=dry_run, progress=shown, **options)  # type: ignore[arg-type]
     _embed_cards(chosen, report)
     emit(report, output, _render)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memdream.cli.options import MemoryOption, memory_root
+from memdream.cli.options import MemoryOption, TenantOption, memory_root
 from memdream.errors import UsageError
 
 
@@ -31,6 +31,7 @@ def export(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """Export everything the memory holds about one subject or one session as one JSON bundle: cards,
     archived versions, cards that mention the subject, raw events, audit entries and plan items.
@@ -44,7 +45,7 @@ def export(
 
     if (subject is None) == (session is None):
         raise UsageError("give exactly one of --subject or --session (see 'memdream export --help')")
-    bundle = export_bundle(memory_root(memory), subject=subject, session=session)
+    bundle = export_bundle(memory_root(memory, tenant), subject=subject, session=session)
     if out is None:
         sys.stdout.write(bundle.to_json())
     else:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ def log(
                      help="Show at most N entries (the newest)."),
     ] = None,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """The history of dreams, newest first: run id, time, commit, events consumed and what each did.
@@ -36,7 +37,7 @@ def log(
     """
     from memdream.review.history import dream_runs
 
-    emit(dream_runs(memory_root(memory), limit), output, _render_log)
+    emit(dream_runs(memory_root(memory, tenant), limit), output, _render_log)
 
 
 def _render_log(runs: list[DreamRun]) -> None:
@@ -101,6 +102,7 @@ def diff(
                      help="What this dream run changed (its commit against its parent); a unique prefix will do."),
     ] = None,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """What changed in the memory, card by card: by default what the last dream did.
@@ -111,7 +113,7 @@ def diff(
     """
     from memdream.review.diff import semantic_diff
 
-    emit(semantic_diff(memory_root(memory), rev_a, rev_b, run), output, _render_diff)
+    emit(semantic_diff(memory_root(memory, tenant), rev_a, rev_b, run), output, _render_diff)
 
 
 def _render_diff(result: MemoryDiff) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memdream.cli.groups import command_group
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def install(
     print_only: Annotated[bool, typer.Option(
         "--print", help="Print the settings snippet and the file it belongs in; write nothing.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Add memdream's hooks to Claude Code's settings: SessionEnd and PreCompact queue the transcript
@@ -51,18 +52,19 @@ def install(
 
     Merges with what the settings hold (other hooks, permissions, every key and its order are kept);
     installing twice is installing once. Commands name the memory (--memory) when a hook run in the
-    project would not find it by itself. An invalid settings.json is left untouched (exit 1).
+    project would not find it by itself, and a tenant's memory by its tenant (--tenant). An invalid
+    settings.json is left untouched (exit 1).
     """
     from memdream.integrations import claude_settings as settings
-    from memdream.memory.locate import find_memory_root
+    from memdream.memory.locate import find_memory_root, requested_tenant
 
     settings.check_agent(agent)
     scope = _scope(project, user)
     cwd = Path.cwd()
     path = settings.settings_path(scope, cwd)
-    root = find_memory_root(memory)
-    named = settings.memory_to_name(root, scope, settings.project_folder(cwd))
-    change = settings.install(path, settings.hook_entries(named), write=not print_only)
+    root = find_memory_root(memory, tenant=tenant)
+    target = settings.hook_target(root, scope, cwd, requested_tenant(tenant) if memory is None else None)
+    change = settings.install(path, settings.hook_entries(target), write=not print_only)
     emit(change, output, _render_snippet if print_only else _render)
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, memory_root
+from memdream.cli.options import FORMAT_HELP, DataFormat, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 from memdream.ingest.adapters import NAMES
 
@@ -59,6 +59,7 @@ def ingest(
     use_spool: Annotated[bool, typer.Option("--spool", help="Also ingest every transcript queued by "
                                                             "`memdream enqueue --from-hook`.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: Annotated[
         str,
         typer.Option("--format", "-f", metavar="text|json", show_default=False,
@@ -83,7 +84,7 @@ def ingest(
     options = IngestOptions(fmt=log_format or "auto", session=session, strict=strict, skip_bad=skip_bad,
                             progress=progress)
     with progress.task("ingest"):  # one display for the run; the pipeline shows a bar per input file in it
-        report = ingest(Memory(memory_root(memory)), paths or [], options, use_spool=use_spool)
+        report = ingest(Memory(memory_root(memory, tenant)), paths or [], options, use_spool=use_spool)
     emit(report, chosen, _render)
 
 
@@ -136,6 +137,7 @@ def enqueue(
     from_hook: Annotated[bool, typer.Option(
         "--from-hook", help="Read a Claude Code hook payload (session_id, transcript_path, ...) on stdin.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """Queue an agent's transcript for the next `memdream ingest --spool` (returns at once).
 
@@ -147,4 +149,4 @@ def enqueue(
 
     if not from_hook:
         raise UsageError("enqueue reads a hook payload: pass --from-hook")
-    enqueue_payload(sys.stdin.buffer.read(), memory)
+    enqueue_payload(sys.stdin.buffer.read(), memory, tenant)

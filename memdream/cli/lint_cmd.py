@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import MemoryOption, memory_root
+from memdream.cli.options import MemoryOption, TenantOption, memory_root
 
 if TYPE_CHECKING:
     from memdream.lint import LintResult
@@ -29,6 +29,7 @@ def lint(
                             "Default: the current memory.", show_default=False),
     ] = None,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: Annotated[
         Optional[LintFormat],  # noqa: UP045
         typer.Option("--format", "-f", metavar="text|json|github", case_sensitive=False, show_default=False,
@@ -41,11 +42,14 @@ def lint(
     Exit 0 when clean, 1 when there are findings or an interrupted dream is pending (its files
     are half-written until `memdream dream` recovers), 2 on a usage error.
     """
+    from memdream.errors import UsageError
     from memdream.lint import lint_paths
     from memdream.memory.journal import require_settled
 
     chosen = output or (LintFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else LintFormat.text)
-    result = lint_paths(paths or [memory_root(memory)])
+    if paths and tenant is not None:
+        raise UsageError("give PATH or --tenant, not both")
+    result = lint_paths(paths or [memory_root(memory, tenant)])
     for root in result.memories:  # findings on half-written files would be bogus: say what to do
         require_settled(root)
     {LintFormat.text: _render_text, LintFormat.json: _render_json, LintFormat.github: _render_github}[chosen](result)

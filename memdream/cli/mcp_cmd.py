@@ -6,11 +6,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from memdream.cli.options import MemoryOption, memory_root
+from memdream.cli.options import MemoryOption, TenantOption, memory_root
 
 
 def mcp(
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     scope: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--scope", metavar="PROJECT", show_default=False,
@@ -46,4 +47,4 @@ def mcp(
         cwd: str | None = os.getcwd()
     except OSError:
         cwd = None
-    serve(ServerOptions(memory_root(memory), session=session, scope=scope, lock_wait=lock_wait, cwd=cwd))
+    serve(ServerOptions(memory_root(memory, tenant), session=session, scope=scope, lock_wait=lock_wait, cwd=cwd))

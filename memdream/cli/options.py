@@ -8,12 +8,23 @@ from typing import Annotated, Optional
 
 import typer
 
+# --memory and --tenant name the memory a command opens: declared here once, resolved together by
+# memory_root (memdream.memory.locate), so that every command finds its memory the same way.
 MemoryOption = Annotated[
     Optional[Path],  # noqa: UP045 - typer needs Optional on Python 3.10
     typer.Option(
         "--memory", "-m", metavar="PATH",
-        help="Memory folder. Default: $MEMDREAM_MEMORY, else the nearest folder above the working "
-             "directory that holds memdream.yaml.",
+        help="Memory folder. Default: the memory of $MEMDREAM_TENANT (see --tenant), else $MEMDREAM_MEMORY, "
+             "else the nearest folder above the working directory that holds memdream.yaml.",
+        show_default=False,
+    ),
+]
+TenantOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--tenant", metavar="NAME",
+        help="Use tenant NAME's memory: <root>/NAME, the root from $MEMDREAM_ROOT or from root: in "
+             "~/.config/memdream/config.yaml. Default: $MEMDREAM_TENANT. Not with --memory.",
         show_default=False,
     ),
 ]
@@ -50,7 +61,8 @@ SubjectOption = Annotated[
 ]
 
 
-def memory_root(explicit: Path | None) -> Path:
+def memory_root(explicit: Path | None, tenant: str | None) -> Path:
+    """The one memory a command opens, from --memory, --tenant, the environment or the working folder."""
     from memdream.memory.locate import find_memory_root
 
-    return find_memory_root(explicit)
+    return find_memory_root(explicit, tenant=tenant)

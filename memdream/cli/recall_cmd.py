@@ -16,6 +16,7 @@ from memdream.cli.options import (
     FormatOption,
     MemoryOption,
     SubjectOption,
+    TenantOption,
     memory_root,
 )
 from memdream.cli.output import emit
@@ -63,6 +64,7 @@ def recall(
                                              "Text: a 'why:' line under each item (outside the budget); JSON: an "
                                              "'explain' object per item.")] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Print the context an agent should get for QUERY: the plan, then the best memories, within --budget bytes.
@@ -85,7 +87,7 @@ def recall(
     options = RecallOptions(budget=budget, card_type=card_type, status=status, subject=subject, since=since,
                             include_archived=include_archived, scope=scope, explain=explain)
     options.check()
-    root = memory_root(memory)
+    root = memory_root(memory, tenant)
     require_settled(root)  # one stat: a killed dream's half-written cards are never served
     if options.scope is None:  # the scope is the project of the folder recall runs in
         options = _with_cwd(options)

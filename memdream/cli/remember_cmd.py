@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ def remember(
                      help="The project the note applies to. Default: every project."),
     ] = None,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Record a note in your own words for the next dream: a standing instruction or a fact.
@@ -63,7 +64,7 @@ def remember(
     ts = now_iso()
     event = note_event(text or "", actor=USER, session=cli_session(ts), ts=ts, fact=fact,
                        scope=scope.strip() if scope else None, via="memdream remember")
-    emit(store(Memory(memory_root(memory)), event), output, _render)
+    emit(store(Memory(memory_root(memory, tenant)), event), output, _render)
 
 
 def _render(stored: Remembered) -> None:

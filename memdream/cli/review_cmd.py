@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ def review(
     runs: Annotated[int, typer.Option("--runs", "-n", metavar="N", min=0,
                                       help="Look at the cards added or demoted by the last N dreams.")] = 3,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """List what a person should look at: conflicts, demoted cards, low-confidence cards that recall
@@ -26,7 +27,7 @@ def review(
     """
     from memdream.review.queue import review_queue
 
-    emit(review_queue(memory_root(memory), runs), output, _render)
+    emit(review_queue(memory_root(memory, tenant), runs), output, _render)
 
 
 def _render(queue: ReviewQueue) -> None:

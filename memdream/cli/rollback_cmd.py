@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ def rollback(
                                        "before: release its quarantined events."),
     ] = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Undo a dream with a new commit (history is kept): cards, archive, plan, index and audit files
@@ -48,7 +49,7 @@ def rollback(
     from memdream.memory.store import Memory
     from memdream.review.rollback import rollback as undo
 
-    result = undo(Memory(memory_root(memory)), run=run, to=to, dry_run=dry_run, force=force, redream=redream)
+    result = undo(Memory(memory_root(memory, tenant)), run=run, to=to, dry_run=dry_run, force=force, redream=redream)
     emit(result, output, _render)
 
 

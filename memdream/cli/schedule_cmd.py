@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memdream.cli.groups import command_group
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ def install(
     print_only: Annotated[bool, typer.Option("--print", help="Show what would be written; write nothing.")] = False,
     now: NowFlag = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Install the job: ingest the hook spool, then dream if needed.
@@ -54,15 +55,17 @@ def install(
     """
     from memdream.schedule.manage import install as install_job
 
-    emit(install_job(memory_root(memory), every, _via(cron, systemd), print_only, now), output, _render_install)
+    emit(install_job(memory_root(memory, tenant), every, _via(cron, systemd), print_only, now), output,
+         _render_install)
 
 
 @schedule.command("status")
-def status(memory: MemoryOption = None, output: FormatOption = DataFormat.text) -> None:
+def status(memory: MemoryOption = None, tenant: TenantOption = None,
+           output: FormatOption = DataFormat.text) -> None:
     """Show the job: last runs and error, next run, last dream."""
     from memdream.schedule.status import status as read_status
 
-    emit(read_status(memory_root(memory)), output, _render_status)
+    emit(read_status(memory_root(memory, tenant)), output, _render_status)
 
 
 @schedule.command("uninstall")
@@ -71,6 +74,7 @@ def uninstall(
     systemd: SystemdFlag = False,
     now: NowFlag = False,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Remove this memory's crontab entry and units, nothing else.
@@ -79,15 +83,15 @@ def uninstall(
     """
     from memdream.schedule.manage import uninstall as uninstall_job
 
-    emit(uninstall_job(_uninstall_root(memory), _via(cron, systemd), now), output, _render_uninstall)
+    emit(uninstall_job(_uninstall_root(memory, tenant), _via(cron, systemd), now), output, _render_uninstall)
 
 
-def _uninstall_root(memory: Path | None) -> Path:
+def _uninstall_root(memory: Path | None, tenant: str | None) -> Path:
     """The memory's folder; a --memory folder that is no memory any more (deleted) still names its entry."""
     from memdream.errors import MemoryNotFound
 
     try:
-        return memory_root(memory)
+        return memory_root(memory, tenant)
     except MemoryNotFound:
         if memory is None:
             raise

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ def stats(
     runs: Annotated[int, typer.Option("--runs", "-n", metavar="K", min=0,
                                       help="Dreams: the figures and trend of the last K runs.")] = 10,
     memory: MemoryOption = None,
+    tenant: TenantOption = None,
     output: FormatOption = DataFormat.text,
 ) -> None:
     """Figures of the memory: active and archived cards by type and status, files, bytes and a token
@@ -41,7 +42,7 @@ def stats(
     """
     from memdream.review.stats import memory_stats
 
-    emit(memory_stats(memory_root(memory), days, runs), output, _render)
+    emit(memory_stats(memory_root(memory, tenant), days, runs), output, _render)
 
 
 def _render(result: Stats) -> None:

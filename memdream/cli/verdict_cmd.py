@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from memdream.cli.options import DataFormat, FormatOption, MemoryOption, memory_root
+from memdream.cli.options import DataFormat, FormatOption, MemoryOption, TenantOption, memory_root
 from memdream.cli.output import emit
 
 if TYPE_CHECKING:
@@ -28,30 +28,30 @@ ValueOption = Annotated[
 
 
 def confirm(card_id: CardArgument, value: ValueOption = None, note: NoteOption = None, memory: MemoryOption = None,
-            output: FormatOption = DataFormat.text) -> None:
+            tenant: TenantOption = None, output: FormatOption = DataFormat.text) -> None:
     """Record that the card is right: the next dream counts your word as strong support."""
-    _verdict("confirm", card_id, value, note, memory, output)
+    _verdict("confirm", card_id, value, note, memory, tenant, output)
 
 
 def reject(card_id: CardArgument, value: ValueOption = None, note: NoteOption = None, memory: MemoryOption = None,
-           output: FormatOption = DataFormat.text) -> None:
+           tenant: TenantOption = None, output: FormatOption = DataFormat.text) -> None:
     """Record that the card is wrong: the next dream archives it, and agent notes or tool readings of the
     same value do not bring it back (only your newer word or an outcome does)."""
-    _verdict("reject", card_id, value, note, memory, output)
+    _verdict("reject", card_id, value, note, memory, tenant, output)
 
 
 def correct(card_id: CardArgument, value: ValueOption = None, note: NoteOption = None, memory: MemoryOption = None,
-            output: FormatOption = DataFormat.text) -> None:
+            tenant: TenantOption = None, output: FormatOption = DataFormat.text) -> None:
     """Record the card's right value (--value for a fact, --note for a lesson or strategy): the next dream
     supersedes the card with it, on your authority."""
-    _verdict("correct", card_id, value, note, memory, output)
+    _verdict("correct", card_id, value, note, memory, tenant, output)
 
 
 def _verdict(verdict: str, card_id: str, value: str | None, note: str | None, memory: Path | None,
-             output: DataFormat) -> None:
+             tenant: str | None, output: DataFormat) -> None:
     from memdream.review.verdict import VerdictRequest, record_verdict
 
-    emit(record_verdict(memory_root(memory), VerdictRequest(verdict, card_id, value, note)), output, _render)
+    emit(record_verdict(memory_root(memory, tenant), VerdictRequest(verdict, card_id, value, note)), output, _render)
 
 
 def _render(result: VerdictResult) -> None:

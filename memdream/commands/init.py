@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
@@ -71,17 +72,31 @@ def _check_target(root: Path) -> None:
                              "choose an empty or new folder")
 
 
-def init_memory(root: Path, in_repo: bool = False, commit: bool = False) -> InitResult:
+def init_tenant(name: str, source: str = "--tenant") -> InitResult:
+    """Create tenant ``name``'s memory: ``<root>/<name>``, its own git repository, its memdream.yaml
+    saying ``tenant: <name>``. An existing memory there is left as it is, if it is ``name``'s."""
+    from memdream.memory.tenants import require_tenant, tenant_folder
+
+    _, folder = tenant_folder(name, source)
+    if (folder / CONFIG_FILE).is_file():
+        require_tenant(folder, name)
+    return init_memory(folder, tenant=name)
+
+
+def init_memory(root: Path, in_repo: bool = False, commit: bool = False, tenant: str | None = None) -> InitResult:
     """Create a memory at ``root``; an existing memory is left exactly as it is.
 
     ``in_repo``: the memory is a folder of the enclosing project repository (no repository of its
     own): its files are staged there, and committed (only the memory's paths) with ``commit``.
+    ``tenant``: the tenant its memdream.yaml names (default: ``default``).
     git is checked for first, and an init that fails removes what it created (never a folder
     that was there before), so that `memdream init` can simply be run again.
     """
     root = Path(root)
     if (root / CONFIG_FILE).is_file():
         return InitResult(root.resolve(), created=False, commit=None)
+    if tenant is not None and in_repo:
+        raise UsageError("a tenant's memory is its own git repository: leave out --in-repo")
     _check_target(root)
     if shutil.which("git") is None:
         raise GitError("git is not installed (not found on PATH): install git, then run `memdream init` again")
@@ -96,7 +111,7 @@ def init_memory(root: Path, in_repo: bool = False, commit: bool = False) -> Init
     try:
         if in_repo:
             return _create_in_project(root, str(enclosing), commit)
-        made = _create(root)
+        made = _create(root, tenant)
     except BaseException:
         _undo(root, created_top, existing)
         raise
@@ -135,8 +150,8 @@ def _undo(root: Path, created_top: Path | None, existing: set[str]) -> None:
             entry.unlink(missing_ok=True)
 
 
-def _create(root: Path) -> InitResult:
-    _lay_out(root)
+def _create(root: Path, tenant: str | None = None) -> InitResult:
+    _lay_out(root, tenant)
     if not (root / ".git").exists():  # its own repository, even inside a project's
         gitops.init_repo(root)
     gitops.set_local_config(root, "diff.memdream.textconv", textconv_command())
@@ -168,7 +183,21 @@ def _stamp_settings(root: Path) -> None:
     Settings.load(paths.config, cache_dir=paths.state / "cache")  # checked and stamped once, here
 
 
-def _lay_out(root: Path) -> None:
+def config_text(tenant: str | None = None) -> str:
+    """The documented memdream.yaml, naming ``tenant`` when one is given."""
+    text = default_config_text()
+    if tenant is None:
+        return text
+    named, count = _TENANT_LINE.subn(f"tenant: {tenant}", text, count=1)
+    if count != 1:
+        raise AssertionError("default_config.yaml has no 'tenant: default' line")
+    return named
+
+
+_TENANT_LINE = re.compile(r"^tenant: default$", re.MULTILINE)
+
+
+def _lay_out(root: Path, tenant: str | None = None) -> None:
     paths = MemoryPaths(root)
     root.mkdir(parents=True, exist_ok=True)
     for base in (paths.cards, paths.archive):
@@ -179,7 +208,7 @@ def _lay_out(root: Path) -> None:
     (paths.audit / ".gitkeep").touch()
     paths.raw.mkdir(exist_ok=True)
     paths.state.mkdir(exist_ok=True)
-    yamlio.write_atomic(paths.config, default_config_text())
+    yamlio.write_atomic(paths.config, config_text(tenant))
     yamlio.dump_file(paths.plan, Plan.empty(now_iso()).to_dict())
     yamlio.write_atomic(paths.index, EMPTY_INDEX)
     yamlio.write_atomic(root / ".gitignore", GITIGNORE)

@@ -21,8 +21,8 @@ def spool_path(state_dir: Path) -> Path:
     return state_dir / SPOOL_FILE
 
 
-def enqueue_payload(raw: bytes, explicit: Path | None) -> None:
-    """Queue the hook payload ``raw`` (stdin's bytes) in the memory at ``explicit`` or found.
+def enqueue_payload(raw: bytes, explicit: Path | None, tenant: str | None = None) -> None:
+    """Queue the hook payload ``raw`` (stdin's bytes) in the memory at ``explicit``, of ``tenant``, or found.
 
     A payload that is not a hook's is InvalidInput (one line, exit 1, from the CLI's one handler).
     """
@@ -35,7 +35,7 @@ def enqueue_payload(raw: bytes, explicit: Path | None) -> None:
         raise InvalidInput(f"enqueue: stdin is not JSON: {error}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("transcript_path"), str):
         raise InvalidInput("enqueue: stdin is not a hook payload (a JSON object with transcript_path)")
-    enqueue(find_memory_root(explicit) / ".memdream", payload)
+    enqueue(find_memory_root(explicit, tenant=tenant) / ".memdream", payload)
 
 
 def enqueue(state_dir: Path, payload: dict[str, object]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -43,6 +44,7 @@ EVENT_COMMANDS: dict[str, tuple[str, ...]] = {
 }
 OUR_SUBCOMMANDS = frozenset(command[0] for command in EVENT_COMMANDS.values())
 TIMEOUTS = {"context": CONTEXT_TIMEOUT, "enqueue": ENQUEUE_TIMEOUT}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")  # a shell variable set for one command
 
 
 @dataclass(frozen=True)
@@ -100,12 +102,27 @@ def memdream_executable() -> list[str]:
     return [sys.executable, "-m", "memdream"]
 
 
-def hook_entries(memory: Path | None, executable: list[str] | None = None) -> list[HookEntry]:
-    """memdream's hooks; ``memory`` (absolute) is named in each command when the hook could not find it
-    from the folder the agent runs in."""
+@dataclass(frozen=True)
+class HookTarget:
+    """How the hooks' commands name their memory: the arguments after the subcommand (``--memory PATH``,
+    ``--tenant NAME`` or none) and the variables set before the program (the tenant root, when only the
+    installer's environment gave it)."""
+
+    arguments: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+def path_target(memory: Path | None) -> HookTarget:
+    """``--memory`` with ``memory`` (absolute), or nothing when the hook finds the memory by itself."""
+    return HookTarget(("--memory", str(memory)) if memory is not None else ())
+
+
+def hook_entries(target: HookTarget, executable: list[str] | None = None) -> list[HookEntry]:
+    """memdream's hooks, each naming the memory as ``target`` says."""
     program = executable or memdream_executable()
-    named = ["--memory", str(memory)] if memory is not None else []
-    return [HookEntry(event, shlex.join([*program, *subcommand, *named]), TIMEOUTS[subcommand[0]])
+    prefix = "".join(f"{name}={shlex.quote(value)} " for name, value in target.environment)
+    return [HookEntry(event, prefix + shlex.join([*program, *subcommand, *target.arguments]),
+                      TIMEOUTS[subcommand[0]])
             for event, subcommand in EVENT_COMMANDS.items()]
 
 
@@ -118,6 +135,8 @@ def is_memdream_command(command: object) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
+    while words and _ASSIGNMENT.match(words[0]):  # MEMDREAM_ROOT=... memdream ... (a tenant's hooks)
+        words = words[1:]
     if not words:
         return False
     first = words[0]
@@ -301,6 +320,25 @@ def memory_to_name(memory: Path, scope: str, project: Path) -> Path | None:
     here = project.resolve()
     found = next((folder for folder in (here, *here.parents) if (folder / CONFIG_FILE).is_file()), None)
     return None if found == memory.resolve() else memory
+
+
+def hook_target(memory: Path, scope: str, cwd: Path, tenant: str | None) -> HookTarget:
+    """How the hooks name the memory at ``memory``: a tenant's by its tenant, another by its path where a
+    hook run from the agent's folder would not find it."""
+    if tenant is not None:
+        return tenant_target(tenant)
+    return path_target(memory_to_name(memory, scope, project_folder(cwd)))
+
+
+def tenant_target(tenant: str) -> HookTarget:
+    """The hooks of a tenant's memory name the tenant, so that each run checks the folder is still that
+    tenant's; the root goes along when only this process's MEMDREAM_ROOT gave it (Claude Code runs hooks
+    in its own environment), and stays out when the user settings file gives it (the hooks read it too)."""
+    from memdream.memory.tenants import ROOT_ENV, tenant_root
+
+    root = tenant_root()
+    environment = ((ROOT_ENV, str(root.path)),) if root.from_environment else ()
+    return HookTarget(("--tenant", tenant), environment)
 
 
 def check_agent(agent: str) -> None:

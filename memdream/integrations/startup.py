@@ -139,9 +139,10 @@ def read_hook_payload(raw: bytes) -> dict[str, Any]:
     return payload
 
 
-def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGET) -> SessionStartResult | None:
-    """The context for the session the hook ``raw`` describes: the memory at ``explicit``, else the one
-    found from the session's folder; the project of that folder; at most ``budget`` bytes of text.
+def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGET,
+                  tenant: str | None = None) -> SessionStartResult | None:
+    """The context for the session the hook ``raw`` describes: the memory at ``explicit`` or of ``tenant``,
+    else the one found from the session's folder; the project of that folder; at most ``budget`` bytes of text.
     None when there is nothing to inject: an empty memory, or a project the memory knows nothing of
     (a note saying so would cost the session's context and tell it nothing)."""
     import os
@@ -152,7 +153,7 @@ def session_start(raw: bytes, explicit: Path | None, budget: int = DEFAULT_BUDGE
     payload = read_hook_payload(raw)
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else None
     start = Path(cwd) if cwd is not None and os.path.isdir(cwd) else None
-    root = find_memory_root(explicit, start)
+    root = find_memory_root(explicit, start, tenant)
     context = build_context(root, budget, cwd=cwd or os.getcwd(), frame=lambda scope: len(
         f"{_header(scope)}\n".encode()))
     if context.empty:
