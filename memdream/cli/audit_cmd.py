@@ -59,7 +59,7 @@ def audit(
 
 def _render_verify(result: VerifyResult) -> None:
     for problem in sorted(result.problems):
-        sys.stdout.write(f"{problem.path}: {problem.message}\n")
+        sys.stdout.write(f"{problem.where}: {problem.message}\n")
     for notice in result.notices:
         sys.stderr.write(f"notice: {notice}\n")
     checked = f"{result.cards} card(s), {result.refs} evidence ref(s)" + \

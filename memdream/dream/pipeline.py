@@ -55,6 +55,7 @@ from memdream.memory.raw import RawLayer
 from memdream.memory.refs import ref_of
 from memdream.memory.settings import Settings
 from memdream.memory.store import Memory
+from memdream.memory.tenant_marks import marked
 from memdream.progress import NO_PROGRESS, Progress
 from memdream.redact import Redactor
 
@@ -407,7 +408,8 @@ def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[tuple[An
     if ctx.ops or held:
         lines = [_redacted_fields(redactor, op.to_dict(ctx.run_id), _AUDIT_TEXT_FIELDS) for op in ctx.ops]
         lines += held
-        audit = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        tenant = memory.settings.get("tenant")  # each line says whose memory wrote it (lint checks it)
+        audit = "".join(json.dumps(marked(line, tenant), ensure_ascii=False) + "\n" for line in lines)
         changes.append(FileChange(f"{AUDIT_DIR}/{ctx.run_id}.jsonl", "write", audit))
     return changes
 

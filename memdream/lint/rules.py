@@ -17,10 +17,13 @@ from memdream.lint.messages import describe
 from memdream.lint.positions import offset_position
 from memdream.lint.raw_check import Keys, read_raw_keys
 from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, CONFLICTING, INACTIVE_STATUSES
+from memdream.memory.paths import AUDIT_DIR
 from memdream.memory.refs import parse_ref
 from memdream.regex_safety import PROBLEM, catastrophic
 
 if TYPE_CHECKING:
+    from memdream.memory.evidence_log import EvidenceLog
+    from memdream.memory.tenant_marks import ForeignLine, TenantMarks
     from memdream.redact import Redactor
 
 Rule = Callable[[MemoryFiles], Iterator[Finding]]
@@ -326,6 +329,85 @@ def check_evidence_count(files: MemoryFiles) -> Iterator[Finding]:
                 yield _at(document, ["evidence_count"], "evidence-count", problem, key=True)
 
 
+def check_tenant(files: MemoryFiles) -> Iterator[Finding]:
+    """A memory holds only its own tenant's memories: an audit line marked with another tenant, a card
+    only such lines name, and a reference to such a card or to an event only they cite (on a card, held
+    for it in the audit files, or on the plan) are findings (memdream/memory/tenant_marks.py)."""
+    from memdream.memory.tenant_marks import read_marks, shown
+
+    own = _own_tenant(files)
+    if own is None:
+        return
+    audit = files.root / AUDIT_DIR
+    marks = read_marks(own, [(path, text) for path, text in files.text_files if path.parent == audit])
+    if marks.clean:
+        return
+    for first, count in marks.files:
+        yield Finding(first.path, first.line, 1, "tenant",
+                      f"run {first.run} ran in the memory of tenant {shown(first.tenant)} ({count} line(s) marked "
+                      f"so), not in this one of tenant {shown(own)}: another tenant's audit file was copied or "
+                      "merged in")
+    log, _ = files.audit_evidence
+    for document in files.cards:
+        card_id = _card_id(document)
+        if card_id is not None and card_id in marks.cards:
+            foreign = marks.cards[card_id]
+            yield _at(document, ["id"], "tenant", f"{card_id} is a card of tenant {shown(foreign.tenant)} "
+                      f"({_where(files, foreign)}), not of tenant {shown(own)}: remove it")
+            continue
+        yield from _foreign_links(files, document, marks)
+        yield from _foreign_refs(files, document, marks, log)
+    if files.plan is not None:
+        yield from _foreign_refs(files, files.plan, marks, None)
+
+
+def _own_tenant(files: MemoryFiles) -> str | None:
+    """memdream.yaml's tenant (``default`` when it names none); None when it cannot say (a schema finding)."""
+    from memdream.memory.tenants import DEFAULT_TENANT
+
+    data = files.config.data if files.config is not None else None
+    if data is None and files.config is not None and files.config.parse_error is None:
+        return DEFAULT_TENANT  # an empty memdream.yaml: every setting at its default
+    tenant = data.get("tenant", DEFAULT_TENANT) if isinstance(data, dict) else None
+    return tenant if isinstance(tenant, str) else None
+
+
+def _where(files: MemoryFiles, line: ForeignLine) -> str:
+    return f"{line.path.relative_to(files.root).as_posix()}:{line.line}, run {line.run}"
+
+
+def _foreign_links(files: MemoryFiles, document: Document, marks: TenantMarks) -> Iterator[Finding]:
+    from memdream.memory.tenant_marks import shown
+
+    for link in ("supersedes", "superseded_by", "derived_from"):
+        targets = document.get(link)
+        for index, target in enumerate(targets if isinstance(targets, list) else []):
+            if isinstance(target, str) and target in marks.cards:
+                foreign = marks.cards[target]
+                yield _at(document, [link, index], "tenant", f"{link}: {target} is a card of tenant "
+                          f"{shown(foreign.tenant)} ({_where(files, foreign)}), not of tenant {shown(marks.tenant)}")
+
+
+def _foreign_refs(files: MemoryFiles, document: Document, marks: TenantMarks,
+                  log: EvidenceLog | None) -> Iterator[Finding]:
+    """References to events only another tenant's runs cite: shown on the card or plan, or held for it."""
+    from memdream.memory.tenant_marks import shown
+
+    for path, ref, _ in _evidence_refs(document):
+        if ref in marks.refs:
+            yield _at(document, path, "tenant", f"{ref} is an event of tenant {shown(marks.refs[ref].tenant)} "
+                      f"({_where(files, marks.refs[ref])}), not of tenant {shown(marks.tenant)}")
+    if log is None or not isinstance(document.data, dict):
+        return
+    where: list[str | int] = ["evidence_count" if "evidence_count" in document.data else "evidence"]
+    for item in audit_only(log, document.data):
+        if item.ref in marks.refs:
+            foreign = marks.refs[item.ref]
+            yield _at(document, where, "tenant", f"{item.ref} (held in the audit files) is an event of tenant "
+                      f"{shown(foreign.tenant)} ({_where(files, foreign)}), not of tenant {shown(marks.tenant)}",
+                      key=True)
+
+
 def _evidence_refs(document: Document) -> Iterator[tuple[list[str | int], str, str | None]]:
     """(JSON path, ref, cited hash) of every well-formed evidence reference in a card or the plan."""
     data = document.data
@@ -356,4 +438,5 @@ RULES: dict[str, Rule] = {
     "provenance": check_provenance,
     "evidence-count": check_evidence_count,
     "evidence-hash": check_evidence_hashes,
+    "tenant": check_tenant,
 }

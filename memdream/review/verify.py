@@ -6,7 +6,10 @@ manifest pinned. Always: no card without evidence, the version chain reads the s
 ``derived_from`` names existing cards, and git says who made each card: the last commit that
 changed a card file is a dream run's (trailer ``Memdream-Run``) or a rollback's
 (``Memdream-Rollback``), or a person marked it as theirs (``Memdream-Human-Edit: Name <email>``);
-an active card is named by an operation of a dream run whose audit file was committed by that run.
+an active card is named by an operation of a dream run whose audit file was committed by that run;
+nothing is another tenant's (memdream/memory/tenant_marks.py: the tenant marks of the audit lines).
+A `memdream forget` commit (trailer ``Memdream-Forget``) is an erasure, not an edit: the checks look
+through it to the commit before, and only its tombstone (``audit/<forget-id>.jsonl``) is its own.
 A clone without raw events (CI) gets every check but the first, and is told so.
 """
 
@@ -30,6 +33,7 @@ from memdream.review.provenance import AuditLine, _parsed, raw_layer, segment_na
 
 if TYPE_CHECKING:
     from memdream.gitops import CommitInfo
+    from memdream.lint.documents import MemoryFiles
 
 _PERSON = re.compile(r"^[^<>]*\S[^<>]*<[^<>@\s]+@[^<>\s]+>$")  # Name <email>
 HAND_HINT = f"a person marks a reviewed edit with a trailer '{trailer.HUMAN_EDIT}: Name <email>'"
@@ -37,13 +41,22 @@ HAND_HINT = f"a person marks a reviewed edit with a trailer '{trailer.HUMAN_EDIT
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One finding: the file it is about (relative to the memory root) and what is wrong."""
+    """One finding: the file it is about (relative to the memory root), what is wrong, and the line
+    when one line of the file is wrong."""
 
     path: str
     message: str
+    line: int = 0  # 0: the file as a whole
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "message": self.message}
+        found: dict[str, Any] = {"path": self.path, "message": self.message}
+        if self.line:
+            found["line"] = self.line
+        return found
 
 
 @dataclass
@@ -95,9 +108,13 @@ class _CardEntry:
 
 def verify_memory(root: Path) -> VerifyResult:
     """Every provenance problem of the memory at ``root`` (none: it verifies)."""
+    from memdream.lint import load_files
+
     result = VerifyResult()
-    cards, unreadable = _read_cards(root)
+    files = load_files(root)
+    cards, unreadable = _read_cards(root, files)
     result.problems.extend(unreadable)
+    result.problems.extend(_tenant_problems(root, files))
     result.cards = len(cards)
     result.refs = sum(len(entry.evidence()) for entry in cards)
     result.problems.extend(_structure(cards))
@@ -111,11 +128,8 @@ def verify_memory(root: Path) -> VerifyResult:
     return result
 
 
-def _read_cards(root: Path) -> tuple[list[_CardEntry], list[Problem]]:
+def _read_cards(root: Path, files: MemoryFiles) -> tuple[list[_CardEntry], list[Problem]]:
     """Every card file (read as lint reads a stranger's files), with the evidence the audit files hold."""
-    from memdream.lint import load_files
-
-    files = load_files(root)
     log, _ = files.audit_evidence
     cards, problems = [], []
     for document in files.cards:
@@ -126,6 +140,14 @@ def _read_cards(root: Path) -> tuple[list[_CardEntry], list[Problem]]:
         cards.append(_CardEntry(path, document.data, log.refs(document.data["id"])))
     problems.extend(Problem(_relative(root, path), f"not read: {why}") for path, why in files.file_problems.items())
     return cards, problems
+
+
+def _tenant_problems(root: Path, files: MemoryFiles) -> Iterator[Problem]:
+    """Another tenant's provenance, cards and references, as lint's tenant rule finds them."""
+    from memdream.lint.rules import check_tenant
+
+    for finding in check_tenant(files):
+        yield Problem(_relative(root, finding.path), finding.message, finding.line)
 
 
 def _relative(root: Path, path: Path) -> str:
@@ -261,6 +283,9 @@ def _history(root: Path) -> _History | None:
         last: dict[str, CommitInfo] = {}
         added: dict[str, CommitInfo] = {}
         for commit, touched in gitops.path_history(root, paths):
+            forget_id = commit.trailer(trailer.FORGET)
+            if forget_id is not None:  # an erasure: only its tombstone is its own
+                touched = [(status, path) for status, path in touched if path == f"{AUDIT_DIR}/{forget_id}.jsonl"]
             for status, path in touched:
                 if status in ("A", "M"):
                     last.setdefault(path, commit)
@@ -272,8 +297,8 @@ def _history(root: Path) -> _History | None:
 
 
 def _maker(commit: CommitInfo) -> tuple[str, str | None]:
-    """Who made a commit: ("dream", run) or ("rollback", run) or ("human", person) or ("hand", None),
-    and ("bad-human", value) for a Human-Edit trailer that names no one."""
+    """Who made a commit: ("dream", run) or ("rollback", run) or ("forget", its id) or ("human", person) or
+    ("hand", None), and ("bad-human", value) for a Human-Edit trailer that names no one."""
     person = commit.trailer(trailer.HUMAN_EDIT)
     if person is not None:
         return ("human", person) if _PERSON.match(person) else ("bad-human", person)
@@ -281,6 +306,8 @@ def _maker(commit: CommitInfo) -> tuple[str, str | None]:
         return "dream", commit.trailer(trailer.RUN)
     if commit.trailer(trailer.ROLLBACK):
         return "rollback", commit.trailer(trailer.ROLLBACK)
+    if commit.trailer(trailer.FORGET):
+        return "forget", commit.trailer(trailer.FORGET)
     return "hand", None
 
 
@@ -322,7 +349,7 @@ def _committed_runs(root: Path, history: _History, result: VerifyResult,
 def _run_problem(shown: str, run: str, commit: CommitInfo, result: VerifyResult) -> Problem | None:
     """Why the commit that wrote ``audit/<run>.jsonl`` is not that run's (None: it is, or a person's)."""
     maker, value = _maker(commit)
-    if maker == "dream" and value == run:
+    if maker in ("dream", "forget") and value == run:
         return None
     if maker == "human":
         result.human_edits.append((shown, value or ""))
