@@ -9,7 +9,12 @@ reference is among the evidence of the returned items; scores are averaged over 
 Targets (README): overall 0.65 / 0.72 / 0.78 at 2,000 / 4,000 / 8,000 B. The reference is BM25 over single
 turns rendered `[date] speaker: text`, measured once (the constants below), not in each run.
 
+With --embed-model MODEL (a model2vec folder or Hugging Face name; needs `pip install 'memdream[embed]'`),
+recall also ranks cards by meaning (recall.embed, docs/recall.md): the model and the cards' vectors are
+prepared after the dream, as `memdream dream` does.
+
 Usage: python bench/locomo.py [--data DIR] [--budgets 2000,4000,8000] [--keep DIR] [--no-trim] [--json FILE]
+                              [--embed-model MODEL [--min-similarity X]]
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ def gold_refs(conversation: str, evidence: list[str]) -> set[str]:
     return {f"log://{conversation}/S{ref.split(':')[0].removeprefix('D')}#{ref}" for ref in evidence}
 
 
-def run_conversation(folder: Path, work: Path, budgets: list[int], settings: dict[str, object]
-                     ) -> dict[int, list[tuple[str, float]]]:
+def run_conversation(folder: Path, work: Path, budgets: list[int], settings: dict[str, object],
+                     embed: tuple[str, float | None] | None = None) -> dict[int, list[tuple[str, float]]]:
     """(category, score) per question, per budget."""
     from memdream import yamlio
     from memdream.commands.init import init_memory
@@ -63,6 +68,10 @@ def run_conversation(folder: Path, work: Path, budgets: list[int], settings: dic
         config = yamlio.load_file(root / "memdream.yaml")
         config["recall"].update(settings)
         yamlio.dump_file(root / "memdream.yaml", config)
+    if embed is not None:
+        from bench.embedding import use_model
+
+        use_model(root, *embed)
     cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines() if line.strip()]
     questions = work / f"{name}.queries"
     questions.write_text("".join(" ".join(case["question"].split()) + "\n" for case in cases), encoding="utf-8")
@@ -94,7 +103,12 @@ def main() -> None:
     parser.add_argument("--no-trim", action="store_true",
                         help="Ablation: show raw turns whole (recall.raw_trim_above: 0).")
     parser.add_argument("--json", type=Path, metavar="FILE", help="Also write the figures to FILE (bench/results.py).")
+    parser.add_argument("--embed-model", metavar="MODEL",
+                        help="Rank cards by meaning too (recall.embed) with this model2vec folder or hub name.")
+    parser.add_argument("--min-similarity", type=float, metavar="X",
+                        help="recall.embed.min_similarity with --embed-model.")
     args = parser.parse_args()
+    embed = (args.embed_model, args.min_similarity) if args.embed_model else None
     figures = Figures(__file__, "LoCoMo")
     settings = {"raw_trim_above": 0} if args.no_trim else {}
     budgets = [int(value) for value in args.budgets.split(",")]
@@ -105,11 +119,12 @@ def main() -> None:
         work = args.keep or Path(name)
         work.mkdir(parents=True, exist_ok=True)
         for folder in folders:
-            for budget, scores in run_conversation(folder, work, budgets, settings).items():
+            for budget, scores in run_conversation(folder, work, budgets, settings, embed).items():
                 totals[budget].extend(scores)
     questions = len(totals[budgets[0]])
     print(f"LoCoMo evidence recall within a byte budget: {len(folders)} conversations, {questions} questions"
-          + (" (ablation: raw turns untrimmed)" if args.no_trim else ""))
+          + (" (ablation: raw turns untrimmed)" if args.no_trim else "")
+          + (f" (cards ranked by meaning too: {args.embed_model})" if embed else ""))
     header = f"{'budget':>7} {'overall':>8} " + " ".join(f"{category:>11}" for category in CATEGORIES)
     print(header + f" {'reference':>9}")
     for budget in budgets:
@@ -131,7 +146,7 @@ def main() -> None:
         counts[category] += 1
     print("questions per category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES))
     print(f"machine: {machine()}; wall {time.perf_counter() - start:.1f} s")
-    figures.write(args.json, conversations=len(folders), no_trim=args.no_trim)
+    figures.write(args.json, conversations=len(folders), no_trim=args.no_trim, embed_model=args.embed_model)
 
 
 if __name__ == "__main__":
