@@ -33,7 +33,8 @@ def _root(
 ) -> None:
     """Long-term memory for AI agents: a git folder of verified cards, built offline from agent logs.
 
-    Environment: MEMDREAM_MEMORY (memory folder), MEMDREAM_NOW (ISO 8601 clock override),
+    Environment: MEMDREAM_MEMORY (memory folder), MEMDREAM_TENANT and MEMDREAM_ROOT (a tenant's memory,
+    <root>/<tenant>), MEMDREAM_NOW (ISO 8601 clock override),
     MEMDREAM_LOCK_WAIT (seconds a writer waits for another, then exits 75), MEMDREAM_DEBUG=1
     (tracebacks), NO_COLOR (plain output).
     """
