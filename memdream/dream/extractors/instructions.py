@@ -22,6 +22,11 @@ recall still finds it.
   (rejecting ``rm a.md b.md`` is about those files, not a way of working), not about a command that
   only looks.
 
+- constraints the user repeats: an item of a list they headed "Constraints:" (or "Rules:",
+  "Guidelines:", "Principles:") in a request binds the task it came with; the same item in another request
+  of theirs in the session ("Preserve agent-first design", pasted with each audit prompt) is how they want
+  the project worked on, a standing instruction. Items naming a file, a path or "this" stay with their task.
+
 Everything is scoped to the session's project unless the user says it holds everywhere ("in every
 project", "globally"); a session without a project gives nothing that would need one.
 
@@ -327,6 +332,52 @@ def _from_file(event: dict[str, Any], text: str, project: str | None, said: set[
     yield _card(event, "instruction", scope, about, rule, scope, f'{where} standing instruction ({written}): "{rule}"')
 
 
+# A line that heads the user's list of constraints, and the items under it.
+_CONSTRAINTS_HEAD = re.compile(r"^\W*(?:hard |key |ground |general )?(?:constraints|rules|guidelines|principles)"
+                               r"\W*$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(?P<item>\S.*?)\s*$")
+_TIED_TO_TASK = re.compile(
+    r"\b(?:this|that|these|those|here|today|for now|until|yet)\b|[\w-]+/[\w./-]+|"
+    r"\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b", re.IGNORECASE)
+MIN_CONSTRAINT_REQUESTS = 2  # requests that state one constraint: once binds its task, twice is a rule
+
+
+def constraints(text: str) -> list[str]:
+    """The items of the lists ``text`` heads "Constraints:" & co. (see the module's docstring)."""
+    found: list[str] = []
+    within = False
+    for line in text.splitlines():
+        if _CONSTRAINTS_HEAD.match(line.strip()):
+            within = True
+            continue
+        item = _LIST_ITEM.match(line) if within else None
+        if item is None:
+            within = within and not line.strip()  # a blank line may part the head from its items
+            continue
+        words = " ".join(item.group("item").split()).rstrip(".;")
+        if 3 <= len(words) <= 200 and not _TIED_TO_TASK.search(words) and not _QUESTION.search(words):
+            found.append(words)
+    return found
+
+
+def _repeated_constraints(stated: dict[str, list[tuple[dict[str, Any], str]]], project: str | None,
+                          said: set[str]) -> Iterator[Candidate]:
+    """A constraint the user wrote in MIN_CONSTRAINT_REQUESTS requests or more: one card, with each
+    request as evidence."""
+    if project is None:
+        return
+    for occurrences in stated.values():
+        requests = {id(event) for event, _ in occurrences}
+        words = occurrences[0][1]
+        about = topic(words)
+        if len(requests) < MIN_CONSTRAINT_REQUESTS or not about or words.lower() in said:
+            continue
+        said.add(words.lower())
+        text = f'In {project}, the user\'s standing instruction (a constraint of {len(requests)} requests): "{words}"'
+        for event, _ in occurrences:
+            yield _card(event, "instruction", project, about, quote(words), project, text)
+
+
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
     events = episode.events
     if not _with_agent(events):
@@ -335,6 +386,7 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
     by_id = {str(event["id"]): event for event in events if event["kind"] == "tool_call"}
     rejected: set[str] = set()  # words already quoted from a rejection: its echo as a message adds nothing
     said: set[str] = set()
+    stated: dict[str, list[tuple[dict[str, Any], str]]] = {}  # constraint (lowercased) -> (request, its words)
     for position, event in enumerate(events):
         if event["kind"] == "feedback" and event.get("verdict") == "reject" and trusted(event):
             found = list(_rejected(events, position, by_id, project, said))
@@ -349,6 +401,8 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
             yield from _from_file(event, text, project, said)
             continue
         yield from _stated(event, text, project, said)
+        for words in constraints(text):
+            stated.setdefault(words.lower(), []).append((event, words))
         if " ".join(text.split()) in rejected:
             continue
         correction = _CORRECTION.match(" ".join(text.split()))
@@ -358,3 +412,4 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
             words = quote(text)
             yield _card(event, "correction", project, f"after {program(doing) or doing} {topic(words)}", words,
                         project, f'In {project}, after `{doing}` the user corrected: "{words}"')
+    yield from _repeated_constraints(stated, project, said)
