@@ -12,6 +12,8 @@ What "about" means, exactly:
 - **--session ID**: the cards whose evidence (on the card, or held in the audit files) cites an event of
   ID; no chain is followed (an older version that cites nothing of the session is not about it), and
   ``mentions`` is empty.
+- **--card ID** (`memdream forget` only): the card and every version of its chain, as for a subject;
+  ``mentions`` is empty.
 - **Events** (``events``): the raw events the exported cards and archived versions cite as evidence (on the
   card or held in the audit files, either stance), plus for --session every event of ID, plus for
   --subject every event whose ``fact.subject`` normalizes to ``key`` and every event whose text names S as a
@@ -23,7 +25,8 @@ What "about" means, exactly:
   version (``card``, ``cards``, ``target``) or cite an exported event. Mentions are exported as cards only:
   their evidence and audit lines are about their own subject.
 - **Plan items** (``plan``): the goal, next, done and per-project goals of ``plan.yaml`` whose text names
-  S or whose scope is S (--subject), or whose evidence cites an event of ID (--session).
+  S or whose scope is S (--subject), whose evidence cites an event of ID (--session), or an event the card
+  cites (--card).
 
 A "whole word" match is case-insensitive, with spaces, hyphens and underscores alike between the words of
 S and no letter or digit on either side: ``--subject "alice martin"`` finds "Alice Martin", "alice_martin"
@@ -96,26 +99,37 @@ class NamePattern:
 
 @dataclass(frozen=True)
 class Query:
+    """One subject, one session or one card (``memdream forget --card``: the card and its versions)."""
+
     subject: str | None = None
     session: str | None = None
+    card: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.subject is None) == (self.session is None):
+        if [self.subject, self.session, self.card].count(None) != 2:
             raise UsageError("give exactly one of --subject or --session (see 'memdream export --help')")
         if self.session is not None and not self.session:
             raise UsageError("--session needs a session id")
+        if self.card is not None and not self.card:
+            raise UsageError("--card needs a card id")
 
     @property
     def key(self) -> str:
         return normalize_name(self.subject or "")
 
+    @property
+    def kind(self) -> str:
+        """What the query names: ``subject``, ``session`` or ``card``."""
+        return "subject" if self.subject is not None else "session" if self.session is not None else "card"
+
     def to_dict(self) -> dict[str, Any]:
         if self.subject is not None:
             return {"subject": self.subject, "key": self.key}
-        return {"session": self.session}
+        return {"session": self.session} if self.session is not None else {"card": self.card}
 
     def describe(self) -> str:
-        return f"subject {self.subject!r}" if self.subject is not None else f"session {self.session!r}"
+        named = self.subject if self.subject is not None else self.session if self.session is not None else self.card
+        return f"{self.kind} {named!r}"
 
 
 @dataclass
@@ -150,44 +164,78 @@ class Bundle:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
 
 
-def export(root: Path, subject: str | None = None, session: str | None = None) -> Bundle:
-    """Everything the memory at ``root`` holds about ``subject`` or ``session`` (exactly one)."""
+@dataclass
+class Selection:
+    """What the memory holds about a query, as the module's docstring defines it: the memory's own
+    objects, for export to copy and for `memdream forget` to erase (one definition for both)."""
+
+    query: Query
+    pattern: NamePattern | None  # S as a whole word (--subject only)
+    about: list[CachedCard]  # cards and archived versions about the query
+    mentions: list[CachedCard]  # other cards that name S
+    events: list[dict[str, Any]]  # {"segment", "line", "why", "event"}, in segment order
+    audit: list[AuditLine]  # in file order
+    plan: list[dict[str, Any]]  # {"field", "index"?, "item"}
+    segments: list[str]  # the raw segments the manifest lists
+    present: list[str]  # of those, the ones here
+
+    @property
+    def raw_layer(self) -> str:
+        return PRESENT if len(self.present) == len(self.segments) else ABSENT if not self.present else PARTIAL
+
+
+def select(root: Path, subject: str | None = None, session: str | None = None, card: str | None = None,
+           loaded: list[CachedCard] | None = None) -> Selection:
+    """Everything the memory at ``root`` holds about ``subject``, ``session`` or ``card`` (exactly one);
+    ``loaded``: the memory's cards when the caller has them."""
     from memdream.memory.cardcache import load_cards
-    from memdream.memory.journal import require_settled
     from memdream.memory.store import Memory
 
-    query = Query(subject, session)
+    query = Query(subject, session, card)
     pattern = NamePattern(subject) if subject is not None else None
-    require_settled(root)
     memory = Memory(root)
-    loaded = load_cards(memory)
+    if loaded is None:
+        loaded = load_cards(memory)
     audit_files = _audit_files(root)
+    mentions: list[CachedCard] = []
     if session is not None:
         about = _cards_citing(loaded, session, _holding_session(audit_files, session))
-        mentions: list[CachedCard] = []
+    elif card is not None:
+        about = chain(loaded, {item.card.id for item in loaded if item.card.id == card})
     else:
         assert pattern is not None
-        about = _cards_about(loaded, query.key)
+        about = chain(loaded, {item.card.id for item in loaded if _is_about(item.card, query.key)})
         chosen = {id(item) for item in about}
         mentions = [item for item in loaded if id(item) not in chosen and pattern.in_card(item.card)]
     ids = {item.card.id for item in about}
     named = _lines_naming(audit_files, ids)
-    wanted = {parse_ref(ref) for ref in _evidence_refs(about, named)}
+    wanted = {parse_ref(ref) for ref in evidence_refs(about, named)}
     raw = RawLayer(memory.paths)
     names = segment_names(raw)
     here = [name for name in names if raw.segment_path(name).is_file()]
     events = list(_events(raw, here, query, pattern, wanted))
     cited = {f"{REF_SCHEME}{item['event'].get('session')}#{item['event'].get('id')}" for item in events}
+    return Selection(query=query, pattern=pattern, about=about, mentions=mentions, events=events,
+                     audit=_audit_entries(audit_files, named, cited),
+                     plan=_plan_items(memory.paths.plan, query, pattern, wanted), segments=names, present=here)
+
+
+def export(root: Path, subject: str | None = None, session: str | None = None) -> Bundle:
+    """Everything the memory at ``root`` holds about ``subject`` or ``session`` (exactly one)."""
+    from memdream.memory.journal import require_settled
+
+    Query(subject, session)  # the query is checked before the memory is looked at
+    require_settled(root)
+    found = select(root, subject=subject, session=session)
     return Bundle(
-        query=query, exported_at=format_timestamp(now()), memory=str(root.resolve()),
-        raw_layer=PRESENT if len(here) == len(names) else ABSENT if not here else PARTIAL,
-        segments_missing=len(names) - len(here),
-        cards=[_stored_card(root, item) for item in about if not item.archived],
-        archived=[_stored_card(root, item) for item in about if item.archived],
-        mentions=[_stored_card(root, item) for item in mentions],
-        events=events,
-        audit=[_audit_item(line) for line in _audit_entries(audit_files, named, cited)],
-        plan=_plan_items(memory.paths.plan, query, pattern),
+        query=found.query, exported_at=format_timestamp(now()), memory=str(root.resolve()),
+        raw_layer=found.raw_layer, segments_missing=len(found.segments) - len(found.present),
+        cards=[_stored_card(root, item) for item in found.about if not item.archived],
+        archived=[_stored_card(root, item) for item in found.about if item.archived],
+        mentions=[_stored_card(root, item) for item in found.mentions],
+        events=found.events,
+        audit=[_audit_item(line) for line in found.audit],
+        plan=found.plan,
     )
 
 
@@ -202,10 +250,10 @@ def write_bundle(bundle: Bundle, path: Path, force: bool = False) -> None:
 
 # --- cards ------------------------------------------------------------------------------------------------
 
-def _cards_about(loaded: list[CachedCard], key: str) -> list[CachedCard]:
-    """Cards whose subject or scope is ``key``, and every version of their chains."""
+def chain(loaded: list[CachedCard], ids: set[str]) -> list[CachedCard]:
+    """The cards ``ids`` and every version of their chains (``supersedes`` / ``superseded_by``, both ways)."""
     by_id = {item.card.id: item for item in loaded}
-    found = {item.card.id for item in loaded if _is_about(item.card, key)}
+    found = set(ids) & set(by_id)
     queue = list(found)
     while queue:
         card = by_id[queue.pop()].card
@@ -232,7 +280,8 @@ def _stored_card(root: Path, item: CachedCard) -> dict[str, Any]:
     return data
 
 
-def _evidence_refs(cards: list[CachedCard], named: list[AuditLine]) -> set[str]:
+def evidence_refs(cards: list[CachedCard], named: list[AuditLine]) -> set[str]:
+    """Every evidence reference of ``cards``: on the card, and held in the audit lines ``named``."""
     refs = {evidence.ref for item in cards for evidence in item.card.evidence}
     for item in cards:
         if not item.card.evidence_complete:
@@ -391,7 +440,8 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
 
 # --- the plan ---------------------------------------------------------------------------------------------
 
-def _plan_items(path: Path, query: Query, pattern: NamePattern | None) -> list[dict[str, Any]]:
+def _plan_items(path: Path, query: Query, pattern: NamePattern | None,
+                wanted: set[tuple[str, str]]) -> list[dict[str, Any]]:
     """The plan's goal and items about the query, each as stored, with the field it is in."""
     try:
         data = yamlio.load_file(path)
@@ -403,7 +453,7 @@ def _plan_items(path: Path, query: Query, pattern: NamePattern | None) -> list[d
     for field_name in _PLAN_FIELDS:
         value = data.get(field_name)
         for index, item in _plan_entries(value):
-            if _plan_item_matches(item, query, pattern):
+            if _plan_item_matches(item, query, pattern, wanted):
                 found.append({"field": field_name, **({"index": index} if index is not None else {}), "item": item})
     return found
 
@@ -416,16 +466,16 @@ def _plan_entries(value: Any) -> Iterable[tuple[int | None, Any]]:
     return []
 
 
-def _plan_item_matches(item: Any, query: Query, pattern: NamePattern | None) -> bool:
+def _plan_item_matches(item: Any, query: Query, pattern: NamePattern | None, wanted: set[tuple[str, str]]) -> bool:
     if isinstance(item, str):  # the goal
         return pattern is not None and pattern.in_text(item)
     if not isinstance(item, dict):
         return False
-    if query.session is not None:
+    if pattern is None:  # a session's items cite its events; a card's, the events it cites
         refs = item.get("evidence")
-        return isinstance(refs, list) and any(isinstance(ref, str) and parse_ref(ref)[0] == query.session
-                                              for ref in refs)
-    assert pattern is not None
+        cited = [parse_ref(ref) for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
+        return any(session == query.session if query.session is not None else (session, event_id) in wanted
+                   for session, event_id in cited)
     text, scope = item.get("text"), item.get("scope")
     return (isinstance(text, str) and pattern.in_text(text)) or \
         (isinstance(scope, str) and (normalize_name(scope) == query.key or pattern.in_text(scope)))
