@@ -15,13 +15,21 @@ An id used twice in one input is a repeated id (a bad line); an id equal to one 
 or derived earlier in the same input, is a duplicate: the same answers as the single-process
 path, whose adapter keeps the ids of the input in a set of its own. Rolling back an input (a
 malformed line fails the whole file) walks the whole index, which only happens on that error.
+
+:class:`Forgotten` is what `memdream forget` erased: ingest leaves those sessions and events out when the
+same log comes again, so that an erasure holds (digests of their ids are kept, never their content).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
+
+from memdream.errors import InvalidMemory
 
 NEW, STORED, REPEATED = 0, 1, 2  # what claim() found
 
@@ -133,3 +141,63 @@ class ContentIndex:
         for key in self._input:
             self._run.pop(key, None)
         self._input = []
+
+
+FORGOTTEN_FILE = "forgotten.json"
+
+
+def forgotten_path(state_dir: Path) -> Path:
+    """Beside ingest's other dedup state: ``.memdream/ingest/forgotten.json``."""
+    return state_dir / "ingest" / FORGOTTEN_FILE
+
+
+def forgotten_digest(*parts: str) -> str:
+    """The digest that stands for a forgotten session (its id) or event (session and id): a hash of
+    the identifiers, never the content (the canonical JSON of the list, so no pair of parts collides)."""
+    return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class Forgotten:
+    """What `memdream forget` erased, for ingest to leave out when the same log is ingested again:
+    digests of session ids (a forgotten session) and of (session, id) pairs (forgotten events)."""
+
+    def __init__(self, sessions: Iterable[str] = (), events: Iterable[str] = ()) -> None:
+        self.sessions, self.events = set(sessions), set(events)
+        self._checked: dict[str, bool] = {}  # session -> forgotten (one digest a session, not an event)
+
+    def __bool__(self) -> bool:
+        return bool(self.sessions or self.events)
+
+    @classmethod
+    def load(cls, state_dir: Path) -> Forgotten:
+        try:
+            data = json.loads(forgotten_path(state_dir).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except ValueError:
+            raise InvalidMemory(f"{forgotten_path(state_dir)}: not what `memdream forget` writes; restore "
+                                "it from a backup (without it, ingest would store forgotten events again)") from None
+        return cls(data.get("sessions", []), data.get("events", []))
+
+    def save(self, state_dir: Path) -> None:
+        from memdream import yamlio
+
+        data = {"version": 1, "sessions": sorted(self.sessions), "events": sorted(self.events)}
+        yamlio.write_atomic(forgotten_path(state_dir), json.dumps(data, indent=0) + "\n")
+
+    def forget_session(self, session: str) -> None:
+        self.sessions.add(forgotten_digest(session))
+
+    def forget_event(self, session: str, event_id: str) -> None:
+        self.events.add(forgotten_digest(session, event_id))
+
+    def holds_session(self, session: str) -> bool:
+        found = self._checked.get(session)
+        if found is None:
+            found = self._checked[session] = bool(self.sessions) and forgotten_digest(session) in self.sessions
+        return found
+
+    def holds(self, session: str, event_id: str) -> bool:
+        """Whether the event ``(session, id)`` was forgotten, alone or with its session."""
+        return self.holds_session(session) or \
+            (bool(self.events) and forgotten_digest(session, event_id) in self.events)

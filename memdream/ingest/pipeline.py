@@ -1,7 +1,8 @@
 """The ingest run: sources -> adapter -> session -> redaction -> ids -> dedup -> salience -> raw segments.
 
 A source that names no session gets one derived from it, and dedup compares content, not only
-ids (:mod:`.source_ids`): an id stored with other content is a collision, never a duplicate.
+ids (:mod:`.source_ids`): an id stored with other content is a collision, never a duplicate. What
+`memdream forget` erased (:class:`.dedup.Forgotten`) is left out, counted as ``forgotten``.
 
 Redaction happens before anything is written. Each input file is a unit: a malformed line
 rolls back everything that file added (unless lines may be skipped), and the error then stops
@@ -41,7 +42,7 @@ from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
 from memdream.ingest.adapters import adapters, detect, memdream_jsonl, memory_files
 from memdream.ingest.adapters.context import ParseContext
-from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex
+from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex, Forgotten
 from memdream.ingest.prepare import BAD, READY, Ready, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.source_ids import SourceSessions, collision_id, fingerprint
@@ -85,6 +86,7 @@ class SourceReport:
     # Records read and left out on purpose, by type: a new format version shows here.
     skipped_types: Counter[str] = field(default_factory=Counter)
     partial_line: int | None = None  # a cut last line, left for the next ingest
+    forgotten: int = 0  # events `memdream forget` erased (or of a session it erased): not stored again
 
 
 @dataclass
@@ -135,13 +137,15 @@ class IngestReport:
             "skipped_files": self.skipped_files, "partial_lines": self.partial,
             "skipped_record_types": dict(self.skipped_types.most_common()),
             "excluded": sum(len(report.excluded) for report in self.sources),
+            "forgotten": self.total("forgotten"),
             "sources": [
                 {"source": r.source, "format": r.format, "read": r.read, "added": r.added,
                  "duplicates": r.duplicates, "id_collisions": r.id_collisions,
                  "future_timestamps": r.future_timestamps, "synthetic_timestamps": r.synthetic_timestamps,
                  "skipped_lines": [{"line": line, "reason": reason} for line, reason in r.skipped_lines],
                  "redactions": dict(sorted(r.redactions.items())), "excluded": r.excluded,
-                 "skipped_record_types": dict(r.skipped_types.most_common()), "partial_line": r.partial_line}
+                 "skipped_record_types": dict(r.skipped_types.most_common()), "partial_line": r.partial_line,
+                 "forgotten": r.forgotten}
                 for r in self.sources
             ],
         }
@@ -167,6 +171,7 @@ class _Run:
         self.writer: SegmentWriter | None = None
         self.pool: ChunkPool | None = None
         self.exclude = exclude_mod.from_settings(memory.settings)
+        self.forgotten = Forgotten.load(memory.paths.state)  # what `memdream forget` erased stays out
 
     def _load_state(self) -> dict[str, Any] | None:
         try:
@@ -354,6 +359,7 @@ class _Run:
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)
         claim, tags_for, write = self.seen.claim, self.tagger.tags_for, self.writer.write_fields
         dumps, named = orjson.dumps, Ready._make  # a READY record is a plain tuple laid out as Ready
+        forgotten = self.forgotten
         base = 0  # lines before the current chunk
         for prepared, lines in self.pool.prepare(jobs):
             read = added = duplicates = 0
@@ -365,6 +371,10 @@ class _Run:
                 session, event_id, own_tags = event.session, event.id, event.own_tags
                 head, tail = event.head, event.tail
                 if session in kept_out:
+                    continue
+                if forgotten and forgotten.holds(session, event_id):
+                    read += 1
+                    report.forgotten += 1
                     continue
                 if event.kind == "message" and exclude_mod.bytes_say_off(tail) \
                         and exclude_mod.says_off(_event_of(head, own_tags, tail)):
@@ -449,6 +459,9 @@ class _Run:
             fit_caps(event)
         if "id" not in event:
             event["id"] = _derived_id(event, occurrences)
+        if self.forgotten and self.forgotten.holds(event["session"], event["id"]):
+            report.forgotten += 1
+            return
         content = fingerprint(event)
         if not self._claim(event, content, report):
             report.duplicates += 1

@@ -82,9 +82,9 @@ def _record_problem(record: dict[str, Any], before: list[str], name: str) -> str
         return f"segment {name} breaks the numbering: expected {expected:06d}.jsonl"
     if not isinstance(record.get("sha256"), str) or _SHA256.fullmatch(record["sha256"]) is None:
         return f"segment {name}: sha256 is not 64 hexadecimal digits"
-    events = record.get("events")
-    if not isinstance(events, int) or isinstance(events, bool) or events < 1:
-        return f"segment {name}: events is not a positive count"
+    events = record.get("events")  # 0: `memdream forget` erased every event of the segment (its number stays)
+    if not isinstance(events, int) or isinstance(events, bool) or events < 0:
+        return f"segment {name}: events is not a count"
     for field in ("first_ts", "last_ts", "created_at"):
         if not isinstance(record.get(field), str) or _TIMESTAMP.match(record[field]) is None:
             return f"segment {name}: {field} is not an ISO 8601 time"

@@ -1,6 +1,7 @@
 """The raw layer: append-only segment files of normalized events, pinned by a tracked manifest.
 
-raw/segments/NNNNNN.jsonl   one canonical-JSON event per line; written once, never rewritten
+raw/segments/NNNNNN.jsonl   one canonical-JSON event per line; written once, rewritten only by
+                            `memdream forget` (without the events it erases, the manifest updated)
 raw/MANIFEST.jsonl          tracked in git: one line per segment with its sha256 and event count
 .memdream/ingest/keys/      per segment, the (session, id, hash) of its events: the dedup index
                             (NNNNNN.jsonl.keys2: one tab-separated line per event, fields escaped)
@@ -158,8 +159,17 @@ class RawLayer:
         return records
 
     def _write_manifest(self, records: list[SegmentRecord]) -> None:
-        text = "".join(json.dumps(asdict(record), sort_keys=True) + "\n" for record in records)
-        yamlio.write_atomic(self.manifest_path, text)
+        yamlio.write_atomic(self.manifest_path, self.manifest_text(records))
+
+    @staticmethod
+    def manifest_text(records: list[SegmentRecord]) -> str:
+        """The manifest's text for ``records``: one JSON line each, keys sorted."""
+        return "".join(json.dumps(asdict(record), sort_keys=True) + "\n" for record in records)
+
+    def reindex(self, name: str) -> None:
+        """Rebuild the dedup index of a segment whose content was replaced (`memdream forget`)."""
+        self.keys_path(name).unlink(missing_ok=True)
+        self._segment_rows(name)
 
     def segment_path(self, name: str) -> Path:
         return self.dir / name

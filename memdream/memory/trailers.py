@@ -16,4 +16,5 @@ ROLLBACK_TO = "Memdream-Rollback-To"  # the commit whose memory files it restore
 ROLLBACK_ID = "Memdream-Rollback-Id"  # the rollback's own id, for crash recovery
 QUARANTINE = "Memdream-Quarantine"  # that run's events are quarantined
 REDREAM = "Memdream-Redream"  # that run's events wait for the next dream
+FORGET = "Memdream-Forget"  # a `memdream forget` commit: its own id (its tombstone is audit/<id>.jsonl)
 HUMAN_EDIT = "Memdream-Human-Edit"  # a person vouches for a hand edit: "Name <email>"

@@ -122,7 +122,7 @@ def test_the_manifest_segment_list_is_checked_without_segments(dreamed: Path, tm
         "mem/raw/MANIFEST.jsonl:2:1: segment 000003.jsonl breaks the numbering: expected 000002.jsonl [manifest]",
         "mem/raw/MANIFEST.jsonl:3:1: segment 000001.jsonl is listed twice [manifest]",
         "mem/raw/MANIFEST.jsonl:4:1: segment 000004.jsonl breaks the numbering: expected 000002.jsonl [manifest]",
-        "mem/raw/MANIFEST.jsonl:5:1: segment 000005.jsonl: events is not a positive count [manifest]",
+        "mem/raw/MANIFEST.jsonl:5:1: segment 000005.jsonl: events is not a count [manifest]",
         "mem/raw/MANIFEST.jsonl:6:1: segment 000006.jsonl: last_ts is not an ISO 8601 time [manifest]",
     ]
 
