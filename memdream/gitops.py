@@ -29,9 +29,10 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memdream.errors import Busy, DiskFull, GitError, MemdreamError, ReadOnlyMemory, UsageError
 
@@ -643,3 +644,168 @@ def restore_paths(root: Path, paths: Sequence[str], index_lock: IndexLock | None
 
 def _tracked(root: Path, path: str) -> bool:
     return bool(_run(root, "ls-files", "--", path).strip())
+
+
+def tracked_paths(root: Path) -> list[str]:
+    """Every file git tracks in the memory, as the memory names it."""
+    listed = _run(root, "ls-files", "-z", "--full-name", "--", *_within(root, []))
+    return [_outside(root, path) for path in listed.split("\0") if path]
+
+
+# -- rewriting history ------------------------------------------------------------------------------
+
+# What a history rewrite does to one file of one commit: its new bytes (the same object when nothing
+# changes), or None to remove the file from that commit. Called with the path as the memory names it.
+BlobCleaner = Callable[[str, bytes], "bytes | None"]
+MessageCleaner = Callable[[bytes], bytes]
+# Files that point at commits outside refs/ and would keep the old history reachable.
+_PSEUDO_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
+
+
+def tracked_blobs(root: Path, prefixes: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, blob sha) of every version of every file under ``prefixes`` that any commit of any ref
+    holds (one ``git rev-list --objects``): what a history rewrite will meet there."""
+    listed = _run(root, "rev-list", "--all", "--objects")
+    found = []
+    for line in listed.splitlines():
+        sha, _, path = line.partition(" ")
+        if path and any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes):
+            found.append((path, sha))
+    return found
+
+
+def blob_texts(root: Path, shas: Sequence[str]) -> list[str | None]:
+    """The text of each blob ``shas`` names (None for a missing one), by one ``git cat-file --batch``."""
+    return _objects(root, shas)
+
+
+def rewrite_history(root: Path, clean_blob: BlobCleaner, clean_message: MessageCleaner) -> None:
+    """Rewrite every commit of every ref so that each file holds what ``clean_blob`` makes of it and each
+    message what ``clean_message`` makes of it; then leave no object of the old history behind: reflogs
+    expired, backup refs deleted, garbage collected with ``--prune=now``.
+
+    The rewrite is git filter-repo's (the tool git's own documentation recommends over filter-branch),
+    used as a library: its commit callback sees each file with its path, which a blob callback does not.
+    Commit ids change; empty commits are kept (a dream commit's trailers are the ledger's record). The
+    memory's own repository only (never a project's, whose history is not the memory's to rewrite).
+    """
+    if in_project(root):
+        raise GitError(f"{root} is a folder of the repository {project_top(root)}: memdream rewrites the "
+                       "history of a memory's own repository only")
+    try:
+        import git_filter_repo as filter_repo
+    except ImportError:
+        raise GitError("rewriting history needs git-filter-repo (pip install git-filter-repo)") from None
+    git_dir = root / ".git"
+    _clear_filter_state(git_dir)
+    for ref in _run(root, "for-each-ref", "--format=%(refname)", "refs/original/").splitlines():
+        _run(root, "update-ref", "-d", ref)  # filter-branch's backups hold the old history
+    reader = _BlobReader(root)
+    try:
+        _run_filter_repo(root, filter_repo, reader, clean_blob, clean_message)
+    finally:
+        reader.close()
+        _clear_filter_state(git_dir)
+    _forget_old_objects(root)
+
+
+def _run_filter_repo(root: Path, filter_repo: Any, reader: _BlobReader, clean_blob: BlobCleaner,
+                     clean_message: MessageCleaner) -> None:
+    """One run of git filter-repo in ``root`` (it works in the current folder), its chatter kept off
+    memdream's output; its fatal errors (SystemExit) as one-line :class:`GitError`."""
+    import contextlib
+    import io
+
+    done: dict[tuple[bytes, bytes], Any] = {}  # (path, old blob) -> new blob (sha or mark), None: removed
+
+    def rewrite_files(commit: Any, metadata: Any) -> None:
+        changes = []
+        for change in commit.file_changes:
+            if change.type != b"M" or not change.blob_id:
+                changes.append(change)
+                continue
+            key = (change.filename, change.blob_id)
+            if key not in done:
+                done[key] = _cleaned_blob(filter_repo, filter_instance, reader, clean_blob, change)
+            new_id = done[key]
+            if new_id is None:
+                changes.append(filter_repo.FileChange(b"D", change.filename))
+            else:
+                change.blob_id = new_id
+                changes.append(change)
+        commit.file_changes = changes
+
+    args = filter_repo.FilteringOptions.parse_args(
+        ["--force", "--quiet", "--prune-empty", "never", "--prune-degenerate", "never",
+         "--sensitive-data-removal", "--no-fetch"], error_on_empty=False)
+    filter_instance = filter_repo.RepoFilter(args, commit_callback=rewrite_files,
+                                             message_callback=lambda message: clean_message(message))
+    here = os.getcwd()
+    chatter = io.StringIO()
+    try:
+        os.chdir(root)
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            filter_instance.run()
+    except SystemExit as error:
+        said = " ".join(str(error.code or chatter.getvalue() or "failed").split())
+        raise GitError(f"git filter-repo failed: {said}") from None
+    finally:
+        os.chdir(here)
+
+
+def _cleaned_blob(filter_repo: Any, filter_instance: Any, reader: _BlobReader, clean_blob: BlobCleaner,
+                  change: Any) -> Any:
+    """The blob that replaces ``change``'s in the new history: its own sha when unchanged, the mark of a
+    new one, None when the file leaves the commit."""
+    data = reader.read(change.blob_id.decode("ascii"))
+    cleaned = clean_blob(change.filename.decode("utf-8", "surrogateescape"), data)
+    if cleaned is None:
+        return None
+    if cleaned == data:
+        return change.blob_id
+    blob = filter_repo.Blob(cleaned)
+    filter_instance.insert(blob)
+    return blob.id
+
+
+class _BlobReader:
+    """Blobs of the old history by id, from one long-lived ``git cat-file --batch``."""
+
+    def __init__(self, root: Path) -> None:
+        self._process = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, env={**os.environ, "LC_ALL": "C"})
+
+    def read(self, sha: str) -> bytes:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(sha.encode("ascii") + b"\n")
+        self._process.stdin.flush()
+        header = self._process.stdout.readline().split()
+        if len(header) != 3:
+            raise GitError(f"git cat-file: no blob {sha}")
+        data = self._process.stdout.read(int(header[2]) + 1)
+        return data[:-1]
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait()
+
+
+def _clear_filter_state(git_dir: Path) -> None:
+    """filter-repo's notes of a run (old and new commit ids) removed, so that the next run starts anew (a
+    run finding them asks questions on the terminal); and fast-import's crash reports, which quote the
+    stream they were given (old content)."""
+    import shutil
+
+    shutil.rmtree(git_dir / "filter-repo", ignore_errors=True)
+    for report in git_dir.glob("fast_import_crash_*"):
+        report.unlink(missing_ok=True)
+
+
+def _forget_old_objects(root: Path) -> None:
+    """No object of the old history left: pseudo-refs that name old commits removed, every reflog
+    expired, unreachable objects pruned now (filter-repo did so too; this holds whatever it left)."""
+    for name in _PSEUDO_REFS:
+        (root / ".git" / name).unlink(missing_ok=True)
+    _run(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    _run(root, "gc", "--quiet", "--prune=now")
