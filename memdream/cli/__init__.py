@@ -60,6 +60,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "review": ("review_cmd", "review", False),
     "stats": ("stats_cmd", "stats", False),
     "export": ("export_cmd", "export", False),
+    "forget": ("forget_cmd", "forget", False),
     "remember": ("remember_cmd", "remember", False),
     "context": ("context_cmd", "context", False),
     "hooks": ("hooks_cmd", "hooks", False),

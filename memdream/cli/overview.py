@@ -49,6 +49,8 @@ FIRST_PARAGRAPHS: dict[str, str] = {
     'export': ('Export everything the memory holds about one subject or one session as one JSON bundle: ca'
         'rds,\narchived versions, cards that mention the subject, raw events, audit entries and plan'
         ' items.'),
+    'forget': ('Erase one subject, session or card from the memory: cards (active and archived), raw event'
+        's,\naudit lines, plan items and local caches; other cards that name it are redacted.'),
     'remember': 'Record a note in your own words for the next dream: a standing instruction or a fact.',
     'context': ("The plan and the project's most useful cards within --budget bytes: the context a session "
         'starts with.'),
