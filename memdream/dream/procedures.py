@@ -133,6 +133,8 @@ def stable(purpose: str, runs: list[Seen]) -> Procedure:
     template = max(runs, key=lambda each: (sum(1 for item in each.invocation.items if _key(item) in flags
                                                or _key(item) in kept), _order(each.piece)))
     sides = _sides(template.invocation, flags, kept)
+    if purpose == "run" and sum(1 for each in runs if _passes_other(each, flags, kept)) > most:
+        sides[1].append("<args>")  # what most runs hand the program differs every time: its input
     separated = bool(sides[1]) or sum(1 for each in runs if ("sep", "--") in each.invocation.items) > most
     head = template.invocation.head
     one = _one(purpose, runs, kept, head, sides, separated)
@@ -157,6 +159,12 @@ def _sides(template: Invocation, flags: dict[tuple[int, str], list[tuple[Any, ..
         elif item[0] == "arg" and (item[1], item[2]) in kept:
             sides[item[1]].append(str(item[2]))
     return sides
+
+
+def _passes_other(run: Seen, flags: dict[tuple[int, str], list[tuple[Any, ...]]], kept: set[tuple[int, str]]) -> bool:
+    """Whether ``run`` hands the program (after ``--``) something the stable form does not show."""
+    return any(item[0] in ("flag", "arg") and item[1] == 1 and _key(item) not in flags and _key(item) not in kept
+               for item in run.invocation.items)
 
 
 def _one_file(word: str) -> bool:

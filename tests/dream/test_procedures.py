@@ -199,7 +199,7 @@ def test_a_temporary_folder_is_no_project(run: Any, memory: Path, tmp_path: Path
 @pytest.mark.parametrize(("command", "expected"), [
     ("cd codex-rs && cargo fmt --all && cargo clippy -p codex-core -- -D warnings | tail -20",
      [("format", "cargo fmt", "codex-rs", "--all"), ("lint", "cargo clippy", "codex-rs", "-p codex-core -- -D warnings")]),
-    ("RUST_LOG=debug cargo run -p cli --bin tool -- exec --json", [("run", "cargo run", None, "-p cli --bin tool -- <args>")]),
+    ("RUST_LOG=debug cargo run -p cli --bin tool -- exec --json", [("run", "cargo run", None, "-p cli --bin tool -- exec --json")]),
     (".venv/bin/python -m pytest -q tests/dream 2>&1", [("test", ".venv/bin/python -m pytest", None, "-q tests/dream")]),
     ("bash -lc 'uv run ruff check . >/dev/null'", [("lint", "uv run ruff check", None, ".")]),
     ("npx tsc --noEmit", [("type-check", "npx tsc", None, "--noEmit")]),

@@ -259,8 +259,10 @@ def _shown(word: str) -> str:
 
 
 def items_of(words: list[str], purpose: str) -> tuple[tuple[Any, ...], ...]:
-    """Flags, arguments and ``--`` of the words after a head. What a run command passes on to the program
-    (after ``--``) is its input this time, not how the project runs: one ``<args>``."""
+    """Flags, arguments and ``--`` of the words after a head, on their side of ``--``. What a run command
+    passes on to the program is kept as written: which of it is the program's interface (``--prompt``,
+    passed every time) and which its input this time (``<args>``) is for the induce stage to tell, across
+    runs (:func:`memdream.dream.procedures.stable`)."""
     found: list[tuple[Any, ...]] = []
     side, at = 0, 0
     while at < len(words):
@@ -269,9 +271,6 @@ def items_of(words: list[str], purpose: str) -> tuple[tuple[Any, ...], ...]:
         if word == "--" and side == 0:
             found.append(("sep", "--"))
             side = 1
-            if purpose == "run" and at < len(words):
-                found.append(("arg", 1, "<args>"))
-                break
         elif word.startswith("-") and len(word) > 1 and not word[1:].replace(".", "").isdigit():
             name, equals, value = word.partition("=")
             following = words[at] if at < len(words) else ""
