@@ -97,6 +97,7 @@ def _render(report: IngestReport) -> None:
             console.print(f"{item.source}: excluded ({'; '.join(item.excluded)})")
             continue
         skipped = f", {len(item.skipped_lines)} bad line(s) skipped" if item.skipped_lines else ""
+        skipped += f", {item.forgotten} forgotten (memdream forget)" if item.forgotten else ""
         console.print(f"{item.source} [{item.format}]: {item.added} new, {item.duplicates} already stored{skipped}")
         for line, reason in item.skipped_lines[:5]:
             console.print(f"  skipped {item.source}:{line}: {reason}")

@@ -216,6 +216,8 @@ def test_a_subject_does_not_come_back_from_its_logs(mem: Path, tmp_path: Path) -
     report = json.loads(again.stdout)
     assert report["added"] == 0 and report["forgotten"] == 8
     assert files_holding(mem, NAME) == []
+    text = memdream("ingest", tmp_path / "all.jsonl", "-m", mem)
+    assert text.returncode == 0 and "0 new, 4 already stored, 8 forgotten (memdream forget)" in text.stdout
 
 
 def test_a_card_and_its_versions(mem: Path) -> None:
