@@ -244,6 +244,7 @@ class Recaller:
         self._files: FileHistory | None = None  # built when a raw event that shows a file is first judged
         self._candidates: list[Item] | None = None  # the raw items of the query being answered
         self._raw_best: float | None = None  # the best share of its words one of them holds
+        self._bound: float | None = None  # the share of its words some raw event holds (_raw_bound)
         self._first: tuple[dict[str, float], dict[int, float]] | None = None  # its BM25 first stage
         self.withheld: list[dict[str, str]] = []
         self.usage = UsageLog(self.paths)
@@ -428,10 +429,12 @@ class Recaller:
 
     def _raw_bound(self, query: str) -> float:
         """The share of the query's words that some raw event holds: no event can hold more of them, and
-        a card holding as many wins without ranking the raw layer."""
-        tokens = frozenset(self.raw.terms(query))
-        wanted = tokens | frozenset(related(tokens))
-        return coverage((token for token in wanted if self.raw.frequency(token)), tokens)
+        a card holding as many wins without ranking the raw layer. Once a query: every card judged asks."""
+        if self._bound is None:
+            tokens = frozenset(self.raw.terms(query))
+            wanted = tokens | frozenset(related(tokens))
+            self._bound = coverage((token for token in wanted if self.raw.frequency(token)), tokens)
+        return self._bound
 
     # -- raw events --------------------------------------------------------------------------------
     @property
@@ -614,7 +617,7 @@ class Recaller:
         Recaller's budget; a caller that frames the context, with a header, leaves the frame's room out)."""
         budget = Budget(self.budget if limit is None else limit)
         self.withheld = []
-        self._candidates, self._raw_best, self._first = None, None, None
+        self._candidates, self._raw_best, self._first, self._bound = None, None, None, None
         items: list[Item] = []
         if self.unknown_scope:  # what the memory learned was learned elsewhere: nothing of it applies
             return RecallResult(query=query, budget=budget.limit, context="", items=items)
