@@ -69,24 +69,36 @@ def full_dream(tmp: Path, count: int, runs: int) -> tuple[float, int]:
     return statistics.median(times), cards
 
 
+def incremental_memory(tmp: Path, cards: int, run: int, readings: Path) -> tuple[Path, float, int]:
+    """Run ``run``'s memory, ready for the incremental dream: ``cards`` cards last written by a dream, then
+    1,000 new events ingested. Returns its root, the writing dream's wall seconds and the files it wrote."""
+    root = tmp / f"inc-{run}"
+    build_card_memory(root, cards)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "cards"],
+                   check=True)
+    # The dream that writes the cards (and parses every card once: a cold cache).
+    memdream("ingest", str(readings), "-m", str(root))
+    writing = memdream("dream", "-m", str(root))
+    written = len(subprocess.run(["git", "-C", str(root), "show", "--name-only", "--format=", "HEAD"],
+                                 capture_output=True, text=True, check=True).stdout.split())
+    new = [{**event, "session": f"new-{event['session']}", "id": f"n{i}"}
+           for i, event in enumerate(synthetic_events(1000, seed=99 + run))]
+    memdream("ingest", str(write_events(tmp / f"new-{run}.jsonl", new)), "-m", str(root))
+    return root, writing, written
+
+
+def readings_log(tmp: Path, cards: int) -> Path:
+    """The tool readings that make the writing dream re-verify (and so write) every other fact card."""
+    return write_events(tmp / "readings.jsonl", card_readings(synthetic_cards(cards)))
+
+
 def incremental(tmp: Path, cards: int, runs: int) -> tuple[float, float, float, int]:
     """Median wall and CPU seconds of the incremental dream; the writing dream's wall time and files."""
     walls, cpus, writing, written = [], [], 0.0, 0
-    readings = write_events(tmp / "readings.jsonl", card_readings(synthetic_cards(cards)))
+    readings = readings_log(tmp, cards)
     for run in range(runs):
-        root = tmp / f"inc-{run}"
-        build_card_memory(root, cards)
-        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-        subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "cards"],
-                       check=True)
-        # The dream that writes the cards (and parses every card once: a cold cache).
-        memdream("ingest", str(readings), "-m", str(root))
-        writing = memdream("dream", "-m", str(root))
-        written = len(subprocess.run(["git", "-C", str(root), "show", "--name-only", "--format=", "HEAD"],
-                                     capture_output=True, text=True, check=True).stdout.split())
-        new = [{**event, "session": f"new-{event['session']}", "id": f"n{i}"}
-               for i, event in enumerate(synthetic_events(1000, seed=99 + run))]
-        memdream("ingest", str(write_events(tmp / f"new-{run}.jsonl", new)), "-m", str(root))
+        root, writing, written = incremental_memory(tmp, cards, run, readings)
         wall, cpu = timed("dream", "-m", str(root))
         walls.append(wall)
         cpus.append(cpu)

@@ -50,6 +50,14 @@ def timed(command: list[str], stdin: bytes, runs: int) -> list[float]:
     return times
 
 
+def hook_payload(folder: Path) -> bytes:
+    """The SessionEnd payload a Claude Code hook sends, for a one-line transcript written into ``folder``."""
+    transcript = folder / "session.jsonl"
+    transcript.write_text("{}\n", encoding="utf-8")
+    return json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": str(folder),
+                       "hook_event_name": "SessionEnd", "reason": "exit"}).encode()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20)
@@ -60,10 +68,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
         init_memory(root)
-        transcript = Path(tmp) / "session.jsonl"
-        transcript.write_text("{}\n", encoding="utf-8")
-        payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": tmp,
-                              "hook_event_name": "SessionEnd", "reason": "exit"}).encode()
+        payload = hook_payload(Path(tmp))
         load_before = os.getloadavg()
         commands = {
             f"{script.name} (installed script)": [str(script)],

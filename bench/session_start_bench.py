@@ -76,8 +76,13 @@ def timed(args: list[str], stdin: str | None = None) -> tuple[float, float, str]
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stdout
 
 
+def hook_arguments(root: Path, budget: int) -> list[str]:
+    """The hook's memdream arguments (bench/profiles.py runs them under a profiler)."""
+    return ["context", "--session-start", "-m", str(root), "--budget", str(budget)]
+
+
 def hook(root: Path, budget: int) -> list[str]:
-    return [sys.executable, "-m", "memdream", "context", "--session-start", "-m", str(root), "--budget", str(budget)]
+    return [sys.executable, "-m", "memdream", *hook_arguments(root, budget)]
 
 
 def payload(project: str) -> str:
