@@ -4,7 +4,9 @@ Runs nothing itself. Reads a folder (default bench/out/) holding, per script NAM
 NAME.exit (its exit code, written by the Makefile) and NAME.log (what it printed). Writes the date, the machine
 (cores, Python, load average) and one table per area: figure, value, target, floor or baseline measured in the
 same run, met or not, and the script's note (a miss's explanation where the script measured one). A script
-that failed or wrote no figures is listed as failed, with the last lines it printed.
+that failed or wrote no figures is listed as failed, with the last lines it printed. When bench/profiles.py ran
+(its profiles.json), a missed figure it profiled links to its section of bench/PROFILES.md, and the list of
+misses carries the profile's one-line explanation.
 
 Exits 1 when a script failed (after writing the file), so that `make bench` fails too.
 
@@ -18,20 +20,22 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 # Areas in the order RESULTS.md shows them; a script's figures name their area (bench/figures.py).
 AREAS = ["growth", "ingest", "dream", "incremental dream", "recall", "start-up", "recall quality", "LoCoMo",
-         "real sessions", "transcripts", "lint", "review", "MCP", "opt-out", "redaction"]
+         "real sessions", "transcripts", "lint", "review", "MCP", "opt-out", "redaction", "profiles"]
 # Where a script's figures go when it wrote none (it failed before).
 SCRIPT_AREAS = {"ingest_bench": "ingest", "dream_bench": "dream", "recall_bench": "recall",
                 "enqueue_bench": "start-up", "session_start_bench": "start-up", "knowledge_bench": "recall quality",
                 "locomo": "LoCoMo", "real_sessions": "real sessions", "transcript_bench": "transcripts",
                 "lint_bench": "lint", "review_bench": "review", "mcp_bench": "MCP", "opt_out_bench": "opt-out",
-                "redactions": "redaction", "growth_bench": "growth"}
+                "redactions": "redaction", "growth_bench": "growth", "profiles": "profiles"}
 SIGNS = {"<=": "≤", ">=": "≥", "==": "="}
 LOG_TAIL = 15
 
@@ -48,6 +52,35 @@ class Run:
     @property
     def failed(self) -> bool:
         return bool(self.exit) or not self.data.get("figures")
+
+
+@dataclass(frozen=True)
+class ProfileLink:
+    """Where bench/PROFILES.md explains a missed figure: the link to its section, and its one-line why."""
+
+    href: str
+    summary: str
+
+
+def profile_links(runs: list[Run], output: Path) -> dict[tuple[str, str], ProfileLink]:
+    """(script, figure name prefix) -> its profile, from the runs that wrote profiles (bench/profiles.py)."""
+    links: dict[tuple[str, str], ProfileLink] = {}
+    for run in runs:
+        document = run.data.get("markdown")
+        href = os.path.relpath(Path(str(document)).resolve(), output.resolve().parent) if document else "PROFILES.md"
+        for profiled in run.data.get("profiles") or []:
+            link = ProfileLink(f"{href}#{profiled['anchor']}", str(profiled.get("summary", "")))
+            for figure in profiled.get("figures") or []:
+                links.setdefault((str(figure["script"]), str(figure["prefix"])), link)
+    return links
+
+
+def profile_of(links: dict[tuple[str, str], ProfileLink], run: Run, figure: dict[str, Any]) -> ProfileLink | None:
+    """The profile that explains ``figure`` of ``run``, when the figure missed its target and one does."""
+    if figure.get("met") is not False:
+        return None
+    return next((link for (script, prefix), link in links.items()
+                 if script == run.name and str(figure["name"]).startswith(prefix)), None)
 
 
 def load_runs(folder: Path) -> list[Run]:
@@ -122,22 +155,26 @@ def floor_text(floor: dict[str, Any] | None) -> str:
     return f"{floor['name']}: {shown(floor['value'], floor['unit'])}"
 
 
-def met_text(figure: dict[str, Any]) -> str:
+def met_text(figure: dict[str, Any], profile: ProfileLink | None = None) -> str:
     if figure.get("met") is None:
         return "not measured" if figure.get("target") and figure.get("value") is None else ""
-    return "met" if figure["met"] else "**missed**"
+    if figure["met"]:
+        return "met"
+    return f"**missed** ([profile]({profile.href}))" if profile else "**missed**"
 
 
 def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def table(figures: list[dict[str, Any]]) -> list[str]:
+def table(figures: list[dict[str, Any]], profile: Callable[[dict[str, Any]], ProfileLink | None] = lambda _: None,
+          ) -> list[str]:
     lines = ["| figure | value | target | floor / baseline (same run) | met | note |", "|---|---|---|---|---|---|"]
     for figure in figures:
         unit = str(figure.get("unit", ""))
         cells = [figure["name"], shown(figure.get("value"), unit), target_text(figure.get("target"), unit),
-                 floor_text(figure.get("floor")), met_text(figure), prose(str(figure.get("note") or ""))]
+                 floor_text(figure.get("floor")), met_text(figure, profile(figure)),
+                 prose(str(figure.get("note") or ""))]
         lines.append("| " + " | ".join(cell(text) for text in cells) + " |")
     return lines
 
@@ -220,21 +257,23 @@ def percent(share: float | None) -> str:
     return "–" if share is None else f"{100 * share:.0f} %"
 
 
-def summary_lines(runs: list[Run]) -> list[str]:
-    figures = [(area_of(run), f) for run in runs for f in run.data.get("figures") or []]
-    met = sum(1 for _, f in figures if f.get("met") is True)
-    missed = [(f.get("area") or area, f) for area, f in figures if f.get("met") is False]
+def summary_lines(runs: list[Run], links: dict[tuple[str, str], ProfileLink]) -> list[str]:
+    figures = [(run, area_of(run), f) for run in runs for f in run.data.get("figures") or []]
+    met = sum(1 for _, _, f in figures if f.get("met") is True)
+    missed = [(run, f.get("area") or area, f) for run, area, f in figures if f.get("met") is False]
     failed = [run for run in runs if run.failed]
     lines = [f"**{met} targets met, {len(missed)} missed, {len(failed)} script(s) failed** "
              f"({len(runs)} scripts, {len(figures)} figures; the rest have no target and are for reading).", ""]
     if missed:
         lines.append("Missed:")
-        for area, f in missed:
+        for run, area, f in missed:
             unit = str(f.get("unit", ""))
             note = f" ({prose(str(f['note']))})" if f.get("note") else ""
             what = f["name"] if str(f["name"]).lower().startswith(area.lower()) else f"{area}: {f['name']}"
+            profile = profile_of(links, run, f)
+            why = f". Why: {profile.summary} ([profile]({profile.href}))" if profile else ""
             lines.append(f"- {what}: {shown(f.get('value'), unit)} against "
-                         f"{target_text(f.get('target'), unit)}{note}")
+                         f"{target_text(f.get('target'), unit)}{note}{why}")
         lines.append("")
     if failed:
         lines += ["Failed: " + ", ".join(f"`bench/{run.name}.py`" for run in failed), ""]
@@ -249,7 +288,8 @@ def render(runs: list[Run], output: Path) -> str:
              "Targets are issue 24's where it sets one (marked so), else the script's own or the README's. A floor "
              "or baseline is measured in the same run unless its name says otherwise; a target relative to it "
              "(`1.5× import typer`) is worked out from this run's floor.", ""]
-    lines += summary_lines(runs)
+    links = profile_links(runs, output)
+    lines += summary_lines(runs, links)
     for area, entries in by_area(runs).items():
         lines += [f"## {area[0].upper()}{area[1:]}", ""]
         for run, figures in entries:
@@ -260,7 +300,7 @@ def render(runs: list[Run], output: Path) -> str:
             if area == "growth" and run.data.get("points"):
                 lines += growth_lines(run, output)
             else:
-                lines += table(figures) + [""]
+                lines += table(figures, partial(profile_of, links, run)) + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -95,3 +95,26 @@ def test_a_figure_of_another_area_and_the_growth_table(tmp_path: Path) -> None:
     assert "| `recall --queries` | 2,500 queries/s | ≥ 2,000 queries/s (issue 24) |  | met |  |" in text
     start_up = text[text.index("## Start-up"):]
     assert "| `memdream --help` | 90.0 ms |" in start_up
+
+
+def test_a_missed_figure_links_to_its_profile_and_carries_its_why(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    write_run(out, "enqueue_bench", startup_figures(), 0)
+    profiles = Figures("profiles.py", "profiles")
+    profiles.add("Enqueue from a hook: wall time, unprofiled, median of 5 runs", 120.0, "ms", note="120 ms: ...")
+    profiled = {"anchor": "enqueue-from-a-hook", "summary": "120 ms: start + imports 100 ms (typer/click 80.0 ms)",
+                "figures": [{"script": "enqueue_bench", "prefix": "`memdream --help`"}]}
+    write_run(out, "profiles", profiles, 0, profiles=[profiled], markdown=str(tmp_path / "PROFILES.md"))
+    done = results(out, tmp_path / "RESULTS.md")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
+    assert ("- start-up: `memdream --help`: 130 ms against ≤ 1.3× import typer = ≤ 104 ms (issue 24) (typer 45 ms, "
+            "memdream.cli 60 ms in-process). Why: 120 ms: start + imports 100 ms (typer/click 80.0 ms) "
+            "([profile](PROFILES.md#enqueue-from-a-hook))") in text
+    assert ("| `memdream --help` | 130 ms | ≤ 1.3× import typer = ≤ 104 ms (issue 24) | python -c \"import typer\": "
+            "80.0 ms | **missed** ([profile](PROFILES.md#enqueue-from-a-hook)) |") in text
+    # a met figure of the same script links nowhere; the profiles' own figures are a table of their own
+    assert "| `enqueue --from-hook`, median of 20 | 100 ms | ≤ 1.5× import typer = ≤ 120 ms (issue 24) | " \
+           'python -c "import typer": 80.0 ms | met | CPU 98 ms |' in text
+    assert "## Profiles" in text and "**1 targets met, 1 missed, 0 script(s) failed**" in text
