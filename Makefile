@@ -46,8 +46,9 @@ lint: $(STAMP)
 bench_run = { $(BIN)/python -u bench/$(1).py --json $(BENCH_OUT)/$(1).json $(2) 2>&1; \
 	echo $$? > $(BENCH_OUT)/$(1).exit; } | tee $(BENCH_OUT)/$(1).log
 
-# Every benchmark, once each (~30 minutes on 2 cores; locomo and real_sessions need ../shared/bench/),
-# then bench/RESULTS.md and bench/growth.png.
+# Every benchmark, once each (~30 minutes on 2 cores; locomo and real_sessions need ../shared/bench/), then
+# bench/profiles.py (~4 minutes: where the time of each missed speed target goes, bench/PROFILES.md), then
+# bench/RESULTS.md (each missed figure linked to its profile) and bench/growth.png.
 bench: $(BENCH_STAMP)
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	$(call bench_run,lint_bench)
@@ -66,6 +67,7 @@ bench: $(BENCH_STAMP)
 	$(call bench_run,opt_out_bench)
 	$(call bench_run,real_sessions)
 	$(call bench_run,redactions)
+	$(call bench_run,profiles)
 	$(BIN)/python bench/results.py $(BENCH_OUT) --output bench/RESULTS.md
 
 clean:
