@@ -209,7 +209,7 @@ def test_a_full_disk_during_a_dream_is_one_line(ingested: Path, run, monkeypatch
 ])
 def test_the_command_line_maps_disk_errors_to_one_line(code: int, said: str, run,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    def unreadable(explicit: Path | None) -> Path:
+    def unreadable(explicit: Path | None, tenant: str | None = None) -> Path:
         raise OSError(code, os.strerror(code), "/m/raw/x")
 
     monkeypatch.setattr(locate, "find_memory_root", unreadable)
@@ -218,7 +218,7 @@ def test_the_command_line_maps_disk_errors_to_one_line(code: int, said: str, run
 
 
 def test_an_unexpected_os_error_is_still_an_internal_error(run, monkeypatch: pytest.MonkeyPatch) -> None:
-    def unreadable(explicit: Path | None) -> Path:
+    def unreadable(explicit: Path | None, tenant: str | None = None) -> Path:
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(locate, "find_memory_root", unreadable)
