@@ -181,7 +181,7 @@ def plan_forget(memory: Memory, subject: str | None, session: str | None, card: 
         raise MemdreamError(f"no card {card!r} in this memory, active or archived (see `memdream cards`)")
     kind = selection.query.kind
     erasure = Erasure(kind, selection.pattern, selection.query.key if kind == SUBJECT else None, session, card,
-                      cards={item.card.id for item in selection.about})
+                      cards={item.card.id for item in selection.about} | ({card} if card is not None else set()))
     earlier = Forgotten.load(memory.paths.state)
     if earlier:
         erasure.earlier = earlier.holds

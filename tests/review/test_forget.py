@@ -173,6 +173,20 @@ def test_without_purge_history_the_history_keeps_it(mem: Path, built: Built) -> 
     checks_pass(mem)
 
 
+def test_history_can_be_purged_later(mem: Path) -> None:
+    """A forget without --purge-history, then the same forget with it: the cards are gone from the working
+    tree, so history is searched for them."""
+    forget(mem, "--subject", "Zelda Quark")
+    assert NAME in git(mem, "log", "-p", "--all").lower()
+    result = forget(mem, "--subject", "Zelda Quark", "--purge-history")
+    assert result["history_rewritten"] is True and result["commit"] is None and result["counts"]["cards"] == 0
+    assert NAME not in git(mem, "log", "-p", "--all").lower()
+    objects = subprocess.run(["git", "-C", str(mem), "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, check=True).stdout
+    assert NAME.encode() not in objects.lower()
+    checks_pass(mem)
+
+
 def test_the_tombstone_says_what_kind_how_much_and_when(mem: Path) -> None:
     result = forget(mem, "--subject", "Zelda Quark")
     tombstone = mem / "audit" / f"{result['forget']}.jsonl"
