@@ -18,6 +18,7 @@ from bench.profile_report import (
     budget_ms,
     document,
     explanation,
+    floor_ratio,
     function_areas,
     import_groups,
     parse_importtime,
@@ -236,3 +237,15 @@ def test_sections_have_the_anchors_github_gives_their_headings() -> None:
     assert "\n## One recall process\n" in text and "**Why:** One recall process takes 300 ms" in text
     assert "| index/cache loading (pickle, freshness stats) | 60.0 ms | 20.0 % |" in text
     assert "## How functions map to areas" in text
+
+
+def test_a_target_relative_to_import_typer_is_taken_of_this_runs_floor() -> None:
+    figure = {"unit": "ms", "value": 301.0, "target": {"op": "<=", "limit": 142.0},
+              "floor": {"name": 'python -c "import typer"', "value": 94.4, "unit": "ms"}}
+    assert floor_ratio(figure) == pytest.approx(142.0 / 94.4)
+    assert floor_ratio({"unit": "s", "target": {"limit": 1.0}, "floor": None}) is None
+    process = recall_process(statistic="fastest", bench={"value": "301 ms", "target": "≤ 142 ms", "budget_ms": 142.0,
+                                                         "floor_ratio": 1.5})
+    text = explanation(process)  # this run's floor is 90 ms: the target allows it 135 ms, not the bench's 142
+    assert text.startswith("One recall process takes 300 ms here (fastest of 5 unprofiled runs)")
+    assert "that alone is more than the 135 ms (1.5× this run's `import typer`) the target allows." in text
