@@ -58,7 +58,8 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
     """Undo the dream ``run`` (default: the last one not undone yet) or every dream after ``to``.
 
     Refuses while the memory has uncommitted changes (ingest's manifest waiting for the next
-    dream does not count), and when later dreams built on the run unless ``force``.
+    dream does not count), when later dreams built on the run unless ``force``, and always when it would
+    go back past a `memdream forget` (it would restore what was erased).
     """
     if run is not None and to is not None:
         raise UsageError("give --run or --to, not both")
@@ -88,6 +89,7 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
             if not live:
                 raise MemdreamError("no dream to roll back (see `memdream log`)")
             target = _parent(memory, live[0])
+        _refuse_crossing_a_forget(memory.root, target)
         undone = live_dreams(memory.root, f"{target}..HEAD")
         if not undone:
             raise MemdreamError(f"no dream after {target[:10]} to roll back (see `memdream log`)")
@@ -112,6 +114,15 @@ def rollback(memory: Memory, run: str | None = None, to: str | None = None, dry_
         journal.end(memory.root)
         _update_ledger(memory, result.commit)
         return result
+
+
+def _refuse_crossing_a_forget(root: Path, target: str) -> None:
+    """A rollback restores files as ``target`` had them: past a `memdream forget` commit that would bring
+    back what was erased, so it is refused (roll back only the dreams after the forget, or dream again)."""
+    crossed = gitops.commits_with_trailers(root, [trailer.FORGET], f"{target}..HEAD")
+    if crossed:
+        raise MemdreamError(f"rolling back to {target[:10]} would undo `memdream forget` (commit {crossed[0].short}) "
+                            "and bring back what it erased; roll back only dreams made after it")
 
 
 def _parent(memory: Memory, chosen: DreamRun) -> str:

@@ -173,6 +173,18 @@ def test_without_purge_history_the_history_keeps_it(mem: Path, built: Built) -> 
     checks_pass(mem)
 
 
+def test_a_rollback_never_goes_back_past_a_forget(mem: Path) -> None:
+    """Without --purge-history the old commits still hold her: a rollback to before the forget would
+    restore her cards. It is refused, one line, and the memory stays as the forget left it."""
+    assert memdream("forget", "--subject", "Zelda Quark", "-m", mem).returncode == 0
+    head = git(mem, "rev-parse", "HEAD").strip()
+    for args in (["rollback"], ["rollback", "--to", "HEAD~2"], ["rollback", "--dry-run"]):
+        done = memdream(*args, "-m", mem)
+        assert done.returncode == 1, done.stdout
+        assert "would undo `memdream forget`" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert git(mem, "rev-parse", "HEAD").strip() == head and files_holding(mem, NAME) == []
+
+
 def test_history_can_be_purged_later(mem: Path) -> None:
     """A forget without --purge-history, then the same forget with it: the cards are gone from the working
     tree, so history is searched for them."""
