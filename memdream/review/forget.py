@@ -47,6 +47,7 @@ from memdream.memory.tenant_marks import marked
 from memdream.review import forget_local
 from memdream.review.erasure import CARD, PLACEHOLDER, SESSION, SUBJECT, Erasure
 from memdream.review.export import Selection, select
+from memdream.review.history import FORGET_MARK
 
 if TYPE_CHECKING:
     from memdream.memory.card import Card
@@ -440,7 +441,7 @@ def _forget_id(root: Path, plan: ForgetPlan, now: str) -> str:
     starts from and what it erases (their ids, hashed: the id holds nothing erased)."""
     stamp = parse_timestamp(now).strftime("%Y-%m-%dT%H-%M-%SZ")
     what = "|".join([str(gitops.head_or_none(root)), *sorted(plan.erasure.cards), *sorted(plan.erasure.refs)])
-    return f"{stamp}-forget-{hashlib.sha256(what.encode('utf-8')).hexdigest()[:4]}"
+    return f"{stamp}{FORGET_MARK}{hashlib.sha256(what.encode('utf-8')).hexdigest()[:4]}"
 
 
 def _tombstone(result: ForgetResult) -> dict[str, Any]:

@@ -32,6 +32,15 @@ _SEGMENTS = re.compile(r"^segments? (\d+)\.\.(\d+)$")
 # json.dumps writes "run" then "op" first: most lines give their op without being parsed (an
 # evidence line of a first dream can hold thousands of references).
 OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
+# A `memdream forget` writes its tombstone as audit/<clock><FORGET_MARK><digest>.jsonl: no dream run.
+FORGET_MARK = "-forget-"
+
+
+def is_forget_audit(name: str) -> bool:
+    """Whether an audit file is a forget's tombstone (memdream.review.forget), not a dream run's."""
+    return FORGET_MARK in name
+
+
 # A dream commit carrying one of these read, resumed or left events, or holds ingest's manifest lines:
 # never bookkeeping only, whatever its files say.
 _LEDGER_TRAILERS = (trailer.CONSUMED, trailer.EVENTS, trailer.REDREAMED, trailer.DEFERRED, trailer.INGEST)

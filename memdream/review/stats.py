@@ -45,7 +45,7 @@ from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, INACTIVE_STATUSES,
 from memdream.memory.evidence_log import EVIDENCE_OP
 from memdream.memory.factkey import normalize_name, normalize_value
 from memdream.memory.paths import MemoryPaths
-from memdream.review.history import OP_PREFIX, OPS, parse_audit_line
+from memdream.review.history import OP_PREFIX, OPS, is_forget_audit, parse_audit_line
 
 if TYPE_CHECKING:
     from memdream.memory.cardcache import CachedCard
@@ -345,7 +345,7 @@ def _runs_in_order(audit: Path) -> list[Path]:
     out at once, so file times say nothing there), else by when their file was written, then by name."""
     if not audit.is_dir():
         return []
-    files = list(audit.glob("*.jsonl"))
+    files = [path for path in audit.glob("*.jsonl") if not is_forget_audit(path.name)]  # a tombstone is no run
     seconds = Counter(path.name[:20] for path in files)
     added = _added_order(audit) if any(count > 1 for count in seconds.values()) else {}
     return sorted(files, key=lambda path: (path.name[:20], added.get(path.name, len(added)), _mtime(path), path.name))

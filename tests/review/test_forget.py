@@ -185,6 +185,14 @@ def test_a_rollback_never_goes_back_past_a_forget(mem: Path) -> None:
     assert git(mem, "rev-parse", "HEAD").strip() == head and files_holding(mem, NAME) == []
 
 
+def test_stats_counts_no_dream_for_a_forget(mem: Path) -> None:
+    before = json.loads(memdream("stats", "-m", mem, "-f", "json").stdout)
+    assert memdream("forget", "--subject", "Zelda Quark", "-m", mem).returncode == 0
+    after = json.loads(memdream("stats", "-m", mem, "-f", "json").stdout)
+    assert after["dreams"]["count"] == before["dreams"]["count"] == 3
+    assert [run["run"] for run in after["dreams"]["runs"]] == [run["run"] for run in before["dreams"]["runs"]]
+
+
 def test_history_can_be_purged_later(mem: Path) -> None:
     """A forget without --purge-history, then the same forget with it: the cards are gone from the working
     tree, so history is searched for them."""
