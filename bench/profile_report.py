@@ -448,6 +448,10 @@ def _start_sentence(profiled: Profiled, budget: float | None, how: str) -> str:
 
 def _gap_sentence(profiled: Profiled, budget: float, work: dict[str, float]) -> str:
     gap = profiled.wall_ms - budget
+    bench_ms = (profiled.bench or {}).get("value_ms")
+    if gap <= 0 and profiled.in_process and bench_ms and bench_ms > budget:
+        return (f"The call itself fits in the {ms_text(budget)} the target allows ({ms_text(-gap)} to spare): "
+                f"what misses is the round trip around it.")
     if gap <= 0:
         return (f"This run met the {ms_text(budget)} the target allows ({ms_text(-gap)} to spare): "
                 f"the bench's miss came with the machine's load.")
@@ -477,7 +481,7 @@ def explanation(profiled: Profiled) -> str:
                      + (f": {_listing(named)}." if named else "."))
     first = work_function(profiled)
     if first:
-        sentences.append(f"The function with the most self time in that work is {first['function']} "
+        sentences.append(f"The function with the most self time in that work is `{first['function']}` "
                          f"({ms_text(first['self_ms'])} of the profiled run's {ms_text(profiled.profile_ms)}, "
                          f"{first['area']}).")
     sentences.append(_round_trip_sentence(profiled))
@@ -491,7 +495,10 @@ def summary(profiled: Profiled) -> str:
     work = work_areas(profiled)
     named = [(area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)][:2]
     if profiled.in_process:
-        return f"{ms_text(profiled.wall_ms)} per call: {_listing(named)}"
+        bench_ms = (profiled.bench or {}).get("value_ms")
+        trip = (f"; the rest of the bench's {ms_text(bench_ms)} is the round trip around the call"
+                if bench_ms and bench_ms > profiled.wall_ms else "")
+        return f"{ms_text(profiled.wall_ms)} per call in-process: {_listing(named)}{trip}"
     groups = [(group, ms) for group, ms in profiled.imports_ms.items() if group != STDLIB][:2]
     return (f"{ms_text(profiled.wall_ms)}: start + imports {ms_text(profiled.start_ms + profiled.imports_total)} "
             f"({_listing(groups)}), work {ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
