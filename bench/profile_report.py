@@ -490,18 +490,26 @@ def explanation(profiled: Profiled) -> str:
     return " ".join(sentence for sentence in sentences if sentence)
 
 
+def _of_budget(ms: float, budget: float | None) -> str:
+    return f" ({100 * ms / budget:.0f} % of the {ms_text(budget)} allowed)" if budget else ""
+
+
 def summary(profiled: Profiled) -> str:
-    """The one line RESULTS.md shows next to a missed figure."""
+    """The one line RESULTS.md shows next to a missed figure: the time here, how much of what the target
+    allows goes before the command runs (or, in-process, to the call), and where the rest goes."""
     work = work_areas(profiled)
     named = [(area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)][:2]
+    budget, _ = budget_of(profiled)
     if profiled.in_process:
         bench_ms = (profiled.bench or {}).get("value_ms")
         trip = (f"; the rest of the bench's {ms_text(bench_ms)} is the round trip around the call"
                 if bench_ms and bench_ms > profiled.wall_ms else "")
-        return f"{ms_text(profiled.wall_ms)} per call in-process: {_listing(named)}{trip}"
+        return (f"{ms_text(profiled.wall_ms)} per call in-process{_of_budget(profiled.wall_ms, budget)}: "
+                f"{_listing(named)}{trip}")
+    before = profiled.start_ms + profiled.imports_total
     groups = [(group, ms) for group, ms in profiled.imports_ms.items() if group != STDLIB][:2]
-    return (f"{ms_text(profiled.wall_ms)}: start + imports {ms_text(profiled.start_ms + profiled.imports_total)} "
-            f"({_listing(groups)}), work {ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
+    return (f"{ms_text(profiled.wall_ms)} here; start + imports {ms_text(before)}{_of_budget(before, budget)}: "
+            f"{_listing(groups)}; work {ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
             + (f", mostly {_listing(named)}" if named else ""))
 
 
