@@ -458,10 +458,26 @@ def _gap_sentence(profiled: Profiled, budget: float, work: dict[str, float]) -> 
     if not profiled.in_process and profiled.start_ms + profiled.imports_total >= budget:
         return ("No work at all would still miss the target: only fewer or cheaper imports (or no new process) "
                 "can meet it.")
-    top = next(((area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)), None)
+    top = next(iter(named_areas(work, 1)), None)
     if top is not None and top[1] >= gap:
         return f"Meeting the target takes {ms_text(gap)} less: {top[0]} alone is {ms_text(top[1])}."
     return f"Meeting the target takes {ms_text(gap)} less, more than any one area: it needs cuts in several."
+
+
+def named_areas(work: Mapping[str, float], count: int) -> list[tuple[str, float]]:
+    """The ``count`` largest areas of the work that say something (not "other", not the unseen, not nothing)."""
+    return [(area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN) and ms >= 0.005][:count]
+
+
+def _work_sentence(profiled: Profiled, work: Mapping[str, float]) -> str:
+    if not profiled.in_process and work_ms(profiled) <= 0:
+        return (f"The separately measured start and imports take as long as the fastest whole run "
+                f"({ms_text(profiled.start_ms + profiled.imports_total)} against {ms_text(profiled.wall_ms)}): the "
+                f"command's own work is lost in the noise.")
+    named = named_areas(work, 3)
+    return (f"The {'work' if profiled.in_process else 'work after them'} is "
+            f"{ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
+            + (f": {_listing(named)}." if named else "."))
 
 
 def explanation(profiled: Profiled) -> str:
@@ -475,10 +491,7 @@ def explanation(profiled: Profiled) -> str:
     if not profiled.in_process:
         sentences.append(_start_sentence(profiled, budget, how))
     work = work_areas(profiled)
-    named = [(area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)][:3]
-    sentences.append(f"The {'work' if profiled.in_process else 'work after them'} is "
-                     f"{ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
-                     + (f": {_listing(named)}." if named else "."))
+    sentences.append(_work_sentence(profiled, work))
     first = work_function(profiled)
     if first:
         sentences.append(f"The function with the most self time in that work is `{first['function']}` "
@@ -498,7 +511,7 @@ def summary(profiled: Profiled) -> str:
     """The one line RESULTS.md shows next to a missed figure: the time here, how much of what the target
     allows goes before the command runs (or, in-process, to the call), and where the rest goes."""
     work = work_areas(profiled)
-    named = [(area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)][:2]
+    named = named_areas(work, 2)
     budget, _ = budget_of(profiled)
     if profiled.in_process:
         bench_ms = (profiled.bench or {}).get("value_ms")
@@ -508,6 +521,9 @@ def summary(profiled: Profiled) -> str:
                 f"{_listing(named)}{trip}")
     before = profiled.start_ms + profiled.imports_total
     groups = [(group, ms) for group, ms in profiled.imports_ms.items() if group != STDLIB][:2]
+    if work_ms(profiled) <= 0:
+        return (f"{ms_text(profiled.wall_ms)} here; start + imports {ms_text(before)}{_of_budget(before, budget)}: "
+                f"{_listing(groups)}; the work is lost in the noise")
     return (f"{ms_text(profiled.wall_ms)} here; start + imports {ms_text(before)}{_of_budget(before, budget)}: "
             f"{_listing(groups)}; work {ms_text(work_ms(profiled))}{_per_text(profiled, work_ms(profiled))}"
             + (f", mostly {_listing(named)}" if named else ""))
@@ -559,10 +575,9 @@ def overview_table(profiles: list[Profiled]) -> list[str]:
     for profiled in profiles:
         before = "–" if profiled.in_process else ms_text(profiled.start_ms + profiled.imports_total)
         work = work_areas(profiled)
-        largest = next(((area, ms) for area, ms in work.items() if area not in (OTHER, UNSEEN)),
-                       (OTHER, work.get(OTHER, 0.0)))
+        largest = " ".join(f"{area} {ms_text(ms)}" for area, ms in named_areas(work, 1)) or "–"
         lines.append(f"| [{profiled.title}](#{profiled.anchor}) | {ms_text(profiled.wall_ms)} | {before} | "
-                     f"{ms_text(work_ms(profiled))} | {largest[0]} {ms_text(largest[1])} | {summary(profiled)} |")
+                     f"{ms_text(work_ms(profiled))} | {largest} | {summary(profiled)} |")
     return lines
 
 

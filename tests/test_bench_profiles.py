@@ -254,3 +254,10 @@ def test_a_target_relative_to_import_typer_is_taken_of_this_runs_floor() -> None
     text = explanation(process)  # this run's floor is 90 ms: the target allows it 135 ms, not the bench's 142
     assert text.startswith("One recall process takes 300 ms here (fastest of 5 unprofiled runs)")
     assert "that alone is more than the 135 ms (1.5× this run's `import typer`) the target allows." in text
+
+
+def test_work_lost_in_the_noise_is_said_so() -> None:
+    quick = recall_process(wall_ms=190.0, start_ms=20.0, imports_ms={"typer/click": 100.0, "memdream.*": 75.0})
+    assert ("The separately measured start and imports take as long as the fastest whole run (195 ms against "
+            "190 ms): the command's own work is lost in the noise.") in explanation(quick)
+    assert summary(quick).endswith("typer/click 100 ms, memdream.* 75.0 ms; the work is lost in the noise")
