@@ -362,7 +362,7 @@ def main() -> None:
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     args.output.write_text(document(profiles, date, machine_text(load_before)), encoding="utf-8")
     for profiled in profiles:
-        figures.add(f"{profiled.title}: wall time, {profiled.runs_text}", round(profiled.wall_ms, 1), "ms",
+        figures.add(f"{profiled.title}: wall time, {profiled.runs_text}", round(profiled.wall_ms, 2), "ms",
                     note=summary(profiled))
     figures.write(args.json, profiles=[profiled.to_json() for profiled in profiles], markdown=str(args.output))
     print(f"wrote {args.output}")
