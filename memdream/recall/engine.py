@@ -323,16 +323,15 @@ class Recaller:
         """The scope of a strict policy, and whether the memory knows nothing of it: the scope asked for;
         else the folder's project whenever the memory names some project (in its plan or any card), known
         or not. A memory that names no project knows every one (all it holds applies everywhere)."""
-        from memdream.recall.resident import GLOBAL_SCOPE, current_project, is_scoped, known_scopes, scope_key
+        from memdream.recall.resident import GLOBAL_SCOPE, current_project, known_scopes, scope_key
 
-        active = [number for number, flag in enumerate(self.cards.active) if flag]
+        named = self.cards.active_scopes - {GLOBAL_SCOPE}  # the projects some active card applies to
         scope = self.options.scope.strip() if self.options.scope is not None else None
-        if scope is None and self.options.cwd is not None and (
-                self.meta.scoped_plan or any(is_scoped(self.doc(number)) for number in active)):
+        if scope is None and self.options.cwd is not None and (self.meta.scoped_plan or named):
             scope = current_project(self.options.cwd)
         if scope is None:
             return None, False
-        known = known_scopes(self.meta.plan_data, (self.doc(number) for number in active))
+        known = known_scopes(self.meta.plan_data, ()) | self.cards.active_scopes
         return scope, bool(known - {GLOBAL_SCOPE}) and scope_key(scope) not in known
 
     def _resident(self, instructions: list[CardDoc]) -> list[CardDoc]:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from memdream.memory.card import Card, Evidence
     from memdream.memory.store import Memory
 
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
@@ -152,6 +152,9 @@ class CardIndex:
     shared_keys: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # keys of >1 active card
     max_references: int = 0
     resident: list[int] = field(default_factory=list)  # active standing instructions (recall.resident)
+    # The scopes the active cards name (recall.resident.scopes_of): a session-start hook asks which
+    # projects the memory knows, and unpickling every card's record to find out cost a third of its work.
+    active_scopes: frozenset[str] = frozenset()
     # Supersession (docs/recall.md, "Superseded values"): raw events that a superseded card cites and no
     # active card does, by reference; and the value of each fact key held by exactly one active card.
     # Plain tuples of Successor / CurrentValue fields: thousands of them unpickle at a third of the cost.
@@ -352,7 +355,7 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
 def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     from memdream.memory.cardcache import load_cards
     from memdream.memory.factkey import normalize_name
-    from memdream.recall.resident import is_resident
+    from memdream.recall.resident import is_resident, scopes_of
 
     index = CardIndex(stamp=stamp)
     lists: dict[str, tuple[list[int], list[float]]] = {}
@@ -363,6 +366,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     loaded: list[tuple[Card, bool]] = []
     evidence_of = card_evidence(memory)
     full: dict[str, list[Evidence]] = {}
+    scopes: set[str] = set()
     for number, cached in enumerate(load_cards(memory, include_archive=True)):
         card = cached.card
         loaded.append((card, cached.file.archived))
@@ -384,6 +388,8 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
         index.max_references = max(index.max_references, doc.references)
         active = not cached.file.archived and card.status in ACTIVE_STATUSES
         index.active.append(active)
+        if active:
+            scopes.update(scopes_of(doc))
         if active and is_resident(card.type, card.tags):
             index.resident.append(number)
         if key is not None and active:
@@ -411,6 +417,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     index.postings = Postings(lists, "f")
     index.subjects = dict(subjects)
     index.stale_refs, index.current = supersession(loaded, full)
+    index.active_scopes = frozenset(scopes)
     return index
 
 
