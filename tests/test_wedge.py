@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from memdream.memory.journal import journal_path
 from memdream.memory.lock import index_lock, writer_lock
 from tests.dream.generator import build, write
 from tests.gitutil import git
+from tests.killing import kill_before_commit
 
 PENDING = "memdream: an interrupted dream is pending; run `memdream dream` to recover\n"
 
@@ -129,15 +129,7 @@ def test_in_a_project_repository_the_lock_is_the_users_never_removed(tmp_path: P
 # -- an interrupted dream ---------------------------------------------------------------------------
 def kill_dream_before_its_commit(root: Path, marker: Path) -> None:
     """Start a dream and kill -9 it between the file swap and the commit (a test hook pauses it there)."""
-    env = {**os.environ, "MEMDREAM_TEST_PAUSE_BEFORE_COMMIT": str(marker)}
-    proc = subprocess.Popen([sys.executable, "-m", "memdream", "dream", "-m", str(root)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "dream never reached its commit"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_before_commit(["dream", "-m", str(root)], marker)
 
 
 def test_readers_refuse_a_memory_with_an_interrupted_dream_until_dream_recovers(ingested: Path, tmp_path: Path,

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from memdream import yamlio
 from tests.dream.generator import build, write
 from tests.gitutil import git
+from tests.killing import kill_before_commit
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -79,16 +78,8 @@ def test_kill_9_mid_dream_leaves_the_last_commit_and_the_next_dream_finishes(ing
                                                                              run) -> None:
     """Kill the dream between writing files and committing (a pause point set by a test hook)."""
     head, before = git(ingested, "rev-parse", "HEAD"), tree(ingested)
-    env = {**os.environ, "MEMDREAM_TEST_PAUSE_BEFORE_COMMIT": str(tmp_path / "paused")}
-    proc = subprocess.Popen([sys.executable, "-m", "memdream", "dream", "-m", str(ingested)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "paused").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "dream never reached its commit"
-        time.sleep(0.05)
+    kill_before_commit(["dream", "-m", str(ingested)], tmp_path / "paused")
     assert tree(ingested) != before  # files were already being swapped in
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
     assert git(ingested, "rev-parse", "HEAD") == head
     result = run("dream", "-m", ingested)
     assert result.exit_code == 0, result.stderr

@@ -11,10 +11,7 @@ Each test works on a private copy.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ import pytest
 from memdream.review.erasure import PLACEHOLDER, SUBJECT, Erasure
 from memdream.review.export import NamePattern
 from tests.gitutil import git
+from tests.killing import kill_before_commit
 from tests.review.dream_history import History, bare_environment, card_id, copy_of, dream, memdream, write_events
 
 NAME = "zelda"  # every spelling of her name holds it: "Zelda Quark", "zelda_quark", "@zelda-quark"
@@ -310,19 +308,7 @@ def test_nothing_found_changes_nothing(mem: Path) -> None:
 
 
 def test_a_killed_forget_is_finished_by_running_it_again(mem: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "paused"
-    killed = subprocess.Popen([sys.executable, "-m", "memdream", "forget", "--subject", "Zelda Quark", "-m", str(mem)],
-                              env={**os.environ, "MEMDREAM_TEST_PAUSE_BEFORE_COMMIT": str(marker)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            if marker.exists():
-                break
-            time.sleep(0.05)
-        assert marker.exists(), "the forget never reached its commit"
-    finally:
-        killed.kill()  # kill -9 between writing the files and committing them
-        killed.wait()
+    kill_before_commit(["forget", "--subject", "Zelda Quark", "-m", str(mem)], tmp_path / "paused")
     refused = memdream("cards", "-m", mem)
     assert refused.returncode == 1 and "interrupted" in refused.stderr
     result = forget(mem, "--subject", "Zelda Quark")  # the next writer puts the files back; this one erases

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from memdream.commands.init import init_memory
 from tests.gitutil import git
+from tests.killing import kill_before_commit
 from tests.review.dream_history import bookkeeping_commit
 from tests.transcripts import billing_api_project, chat_file
 
@@ -206,19 +206,7 @@ def test_rollback_to_a_revision_undoes_every_dream_after_it(dreamed_twice) -> No
 
 def test_a_rollback_killed_before_its_commit_is_undone_by_the_next_writer(dreamed_twice, tmp_path: Path) -> None:
     memdream, _, after_second, runs = dreamed_twice
-    marker = tmp_path / "paused"
-    killed = subprocess.Popen([sys.executable, "-m", "memdream", "rollback", "--memory", str(memdream.root)],
-                              env={**os.environ, "MEMDREAM_TEST_PAUSE_BEFORE_COMMIT": str(marker)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            if marker.exists():
-                break
-            time.sleep(0.05)
-        assert marker.exists(), "the rollback never reached its commit"
-    finally:
-        killed.kill()  # kill -9 between restoring the files and committing them
-        killed.wait()
+    kill_before_commit(["rollback", "--memory", str(memdream.root)], tmp_path / "paused")
     assert files(memdream.root) != after_second  # half done: the files are restored, nothing committed
     refused = memdream("cards", check=False)
     assert refused.returncode == 1 and "interrupted" in refused.stderr
