@@ -382,7 +382,16 @@ class SegmentWriter:
             entry.digest.update(line)
         self._keys.write(_key_line(session, event_id, digest).encode("utf-8"))
         if entry.events:
-            entry.first_ts, entry.last_ts = earliest(entry.first_ts, ts), latest(entry.last_ts, ts)
+            first, last = entry.first_ts, entry.last_ts
+            if len(ts) == len(first) == len(last) and ts[-1:] == first[-1:] == last[-1:] == "Z":
+                # What earliest/latest do for times written alike, inline: two calls an event were ~5 %
+                # of an ingest of memdream-format events.
+                if ts < first:
+                    entry.first_ts = ts
+                elif ts > last:
+                    entry.last_ts = ts
+            else:
+                entry.first_ts, entry.last_ts = earliest(first, ts), latest(last, ts)
         else:
             entry.first_ts = entry.last_ts = ts
         entry.events += 1
