@@ -21,6 +21,17 @@ def parse_timestamp(text: str) -> datetime:
     return moment
 
 
+def epoch_seconds(text: str | None) -> float:
+    """``text`` as seconds since the epoch, for ordering and arithmetic; 0.0 for nothing or garbage (an
+    event's time was checked at ingest: what still does not parse sorts first)."""
+    if not text:
+        return 0.0
+    try:
+        return parse_timestamp(text).timestamp()
+    except ValueError:
+        return 0.0
+
+
 def format_timestamp(moment: datetime) -> str:
     """The one way memdream writes a time: UTC, seconds precision, ``Z`` suffix."""
     return moment.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -28,7 +28,6 @@ from memdream.memory.paths import MemoryPaths
 from memdream.memory.refs import ref_of as event_ref
 from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
-from memdream.recall.file_views import FileHistory
 from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
 from memdream.recall.policy import MAX_MISSES, RECALL, Policy
 from memdream.recall.rank import (
@@ -63,6 +62,7 @@ from memdream.recall.text import related, tokenize
 if TYPE_CHECKING:
     from memdream.memory.store import Memory
     from memdream.recall.embed import Semantic
+    from memdream.recall.file_views import FileHistory
 
 MIN_BUDGET = 64
 # Raw scores can reach 1 + the episode share; reported scaled into [0, 1].

@@ -30,6 +30,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from memdream.clock import epoch_seconds
+from memdream.memory.refs import event_ref
+
 SHOW, PARTIAL, CHANGE, DELETE = "show", "partial", "change", "delete"
 # Tools whose result shows a whole file, or that write one (and so show what it now holds).
 _READ_TOOLS = frozenset({"read", "read_file", "readfile", "view", "open_file"})
@@ -199,3 +202,30 @@ class FileHistory:
         if shown and shown[-1] >= first.epoch:
             return first
         return first if changes[-1].deleted else None
+
+
+class FileRecorder:
+    """What one segment's events show and change, as its index records them (``views``: doc -> (path,
+    whole file shown); ``changes``: (path, epoch, event reference, deleted)), with each session's working
+    folder as its events give it, for their relative paths."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+        self.views: dict[int, tuple[str, bool]] = {}
+        self.changes: list[tuple[str, float, str, bool]] = []
+
+    def see(self, event: dict[str, Any], doc: int | None) -> None:
+        """Record ``event`` (``doc``: its number in the index, None when recall never shows it)."""
+        session = str(event.get("session", ""))
+        meta = event.get("meta")
+        if session not in self.folders and isinstance(meta, dict) and isinstance(meta.get("cwd"), str) \
+                and meta["cwd"]:
+            self.folders[session] = meta["cwd"]
+        if event.get("kind") not in ("tool_call", "tool_result"):
+            return
+        for effect in effects(event, self.folders.get(session)):
+            if effect.role in (SHOW, PARTIAL) and doc is not None:
+                self.views[doc] = (effect.path, effect.role == SHOW)
+            elif effect.role in (CHANGE, DELETE):
+                ref = event_ref(session, str(event.get("id", "")))
+                self.changes.append((effect.path, epoch_seconds(event.get("ts")), ref, effect.role == DELETE))

@@ -28,18 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memdream.clock import parse_timestamp
+from memdream.clock import epoch_seconds
 from memdream.memory import cachefile
 from memdream.memory.card import ACTIVE_STATUSES, CONFLICTING, SUPERSEDED
 from memdream.memory.paths import LAYERS, MemoryPaths
-from memdream.memory.refs import event_ref
 from memdream.memory.tags import episode_of
-from memdream.recall import file_views
 from memdream.recall.text import tokenize
 
 if TYPE_CHECKING:
     from memdream.memory.card import Card, Evidence
     from memdream.memory.store import Memory
+    from memdream.recall.file_views import FileHistory
 
 INDEX_VERSION = 14
 # Which raw events can answer a question (tool calls, goals and plans are left out).
@@ -256,15 +255,6 @@ def write_pickle(path: Path, payload: Any) -> None:
 
 
 # -- building -------------------------------------------------------------------------------------
-def _epoch(text: str | None) -> float:
-    if not text:
-        return 0.0
-    try:
-        return parse_timestamp(text).timestamp()
-    except ValueError:
-        return 0.0
-
-
 def compact_name(text: str) -> str:
     """A name as fuzzy matching and --subject compare it: lowercase letters and digits only."""
     return "".join(char for char in text.lower() if char.isalnum())
@@ -319,7 +309,7 @@ def supersession(cards: list[tuple[Card, bool]], evidence: dict[str, list[Eviden
     for pair, holders in keys.items():
         card = holders[0]
         if len(holders) == 1 and card.status != CONFLICTING and card.value is not None:
-            newest = max((_epoch(item.ts) for item in supports[card.id]), default=0.0)
+            newest = max((epoch_seconds(item.ts) for item in supports[card.id]), default=0.0)
             current[pair] = (card.id, normalize_value(card.value), since(card), newest)  # CurrentValue's fields
 
     def successor(card: Card) -> Card | None:
@@ -376,7 +366,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
         doc = CardDoc(
             id=card.id, type=card.type, subject=card.subject, attribute=card.attribute, value=card.value,
             statement=card.statement, scope=card.scope, status=card.status, confidence=card.confidence,
-            ts=ts, epoch=_epoch(ts), evidence=tuple(item.ref for item in card.evidence), key=key,
+            ts=ts, epoch=epoch_seconds(ts), evidence=tuple(item.ref for item in card.evidence), key=key,
             references=int(card.reference_count or 0), archived=cached.file.archived, tags=tuple(card.tags),
         )
         blob += pickle.dumps(tuple(doc), protocol=pickle.HIGHEST_PROTOCOL)
@@ -463,7 +453,9 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
     speaker_lists: dict[str, tuple[list[int], list[float]]] = {}
     group_numbers: dict[str, int] = {}
     last_of_session: dict[str, int] = {}
-    folders: dict[str, str] = {}  # session -> its working folder, for the relative paths of its file views
+    from memdream.recall.file_views import FileRecorder  # here: a recall that indexes nothing never needs it
+
+    files = FileRecorder()
     offset = 0
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -471,13 +463,11 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
             if not raw.strip():
                 continue
             event = _event(raw, segment, number)
-            seen = _file_effects(event, folders)
             if event.get("kind") not in RAW_KINDS or event.get("tool") in BOOKKEEPING_TOOLS:
-                _record_changes(index, event, seen)
+                files.see(event, None)
                 continue
             doc = len(index.offsets)
-            _record_views(index, doc, seen)
-            _record_changes(index, event, seen)
+            files.see(event, doc)
             tokens = tokenize(event_text(event)) + _date_tokens(str(event.get("ts", "")))
             frequencies: dict[str, int] = defaultdict(int)
             for token in tokens:
@@ -499,8 +489,9 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
                 index.following[before] = doc
             last_of_session[session] = doc
             index.offsets.append(start)
-            index.epochs.append(_epoch(event.get("ts")))
+            index.epochs.append(epoch_seconds(event.get("ts")))
             index.lengths.append(len(tokens))
+    index.file_views, index.file_changes = files.views, files.changes
     index.total_length = sum(index.lengths)
     average = (index.total_length / len(index.lengths)) if index.lengths else 1.0
     for numbers, parts in lists.values():
@@ -512,35 +503,14 @@ def build_segment_index(path: Path, segment: str, sha256: str) -> SegmentIndex:
     return index
 
 
-def _file_effects(event: dict[str, Any], folders: dict[str, str]) -> list[file_views.Effect]:
-    session = str(event.get("session", ""))
-    meta = event.get("meta")
-    if session not in folders and isinstance(meta, dict) and isinstance(meta.get("cwd"), str) and meta["cwd"]:
-        folders[session] = meta["cwd"]
-    if event.get("kind") not in ("tool_call", "tool_result"):
-        return []
-    return file_views.effects(event, folders.get(session))
-
-
-def _record_views(index: SegmentIndex, doc: int, seen: list[file_views.Effect]) -> None:
-    for effect in seen:
-        if effect.role in (file_views.SHOW, file_views.PARTIAL):
-            index.file_views[doc] = (effect.path, effect.role == file_views.SHOW)
-
-
-def _record_changes(index: SegmentIndex, event: dict[str, Any], seen: list[file_views.Effect]) -> None:
-    for effect in seen:
-        if effect.role in (file_views.CHANGE, file_views.DELETE):
-            ref = event_ref(str(event.get("session", "")), str(event.get("id", "")))
-            index.file_changes.append((effect.path, _epoch(event.get("ts")), ref, effect.role == file_views.DELETE))
-
-
-def file_history(segments: Iterable[SegmentIndex]) -> file_views.FileHistory:
+def file_history(segments: Iterable[SegmentIndex]) -> FileHistory:
     """Every file's changes and whole views across ``segments`` (memdream.recall.file_views)."""
-    history = file_views.FileHistory()
+    from memdream.recall.file_views import Change, FileHistory
+
+    history = FileHistory()
     for segment in segments:
         for path, epoch, ref, deleted in segment.file_changes:
-            history.add_change(path, file_views.Change(epoch, ref, deleted))
+            history.add_change(path, Change(epoch, ref, deleted))
         for doc, (path, whole) in segment.file_views.items():
             if whole:
                 history.add_shown(path, segment.epochs[doc])
