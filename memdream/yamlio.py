@@ -102,6 +102,16 @@ def load_file(path: Path) -> Any:
         return load_bytes(handle.read(MAX_YAML_BYTES + 1))
 
 
+def load_mapping(path: Path) -> dict[str, Any] | None:
+    """:func:`load_file` of a file that should hold a mapping (plan.yaml); None when it is missing or
+    holds something else (lint reports that; a reader takes nothing from it)."""
+    try:
+        data = load_file(path)
+    except FileNotFoundError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class UnsafeYAML(yaml.MarkedYAMLError):
     """A YAML text memdream refuses to build: aliases, anchors, too big, too deep, duplicate keys."""
 

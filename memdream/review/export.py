@@ -443,11 +443,8 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
 def _plan_items(path: Path, query: Query, pattern: NamePattern | None,
                 wanted: set[tuple[str, str]]) -> list[dict[str, Any]]:
     """The plan's goal and items about the query, each as stored, with the field it is in."""
-    try:
-        data = yamlio.load_file(path)
-    except FileNotFoundError:
-        return []
-    if not isinstance(data, dict):
+    data = yamlio.load_mapping(path)
+    if data is None:
         return []
     found = []
     for field_name in _PLAN_FIELDS:

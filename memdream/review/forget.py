@@ -299,11 +299,8 @@ def _audit_texts(folder: Path, changes: list[FileChange]) -> dict[str, str]:
 
 
 def _plan_changes(path: Path, erasure: Erasure, plan: ForgetPlan) -> list[FileChange]:
-    try:
-        data = yamlio.load_file(path)
-    except FileNotFoundError:
-        return []
-    if not isinstance(data, dict):
+    data = yamlio.load_mapping(path)
+    if data is None:
         return []
     cleaned = erasure.clean_plan(data)
     if cleaned == data:
