@@ -137,9 +137,9 @@ _RULE_OPENING = re.compile(
 _INSTEAD = re.compile(_LEAD + r"(?:please\s+)?use\s+\S.{0,80}\binstead of\b", re.IGNORECASE)
 _PROHIBITION = re.compile(_LEAD + r"(?:don'?t|do not|avoid)\b", re.IGNORECASE)
 # What ties a sentence to the task at hand: a deadline, a "this", a file.
+_A_FILE = r"[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b"
 _THIS_TASK = re.compile(
-    r"\b(?:until|yet|for now|right now|this time|today|first|this|that|these|those|here|it|them)\b|"
-    r"[\w-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b",
+    r"\b(?:until|yet|for now|right now|this time|today|first|this|that|these|those|here|it|them)\b|" + _A_FILE,
     re.IGNORECASE)
 _NOT_ALLOWED = re.compile(
     _LEAD + r"[\w .'/-]{1,40}?\s(?:is|are)\s+(?:not|never)\s+(?:acceptable|allowed|ok|okay|permitted|an option)\b",
@@ -336,9 +336,9 @@ def _from_file(event: dict[str, Any], text: str, project: str | None, said: set[
 _CONSTRAINTS_HEAD = re.compile(r"^\W*(?:hard |key |ground |general )?(?:constraints|rules|guidelines|principles)"
                                r"\W*$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(?P<item>\S.*?)\s*$")
-_TIED_TO_TASK = re.compile(
-    r"\b(?:this|that|these|those|here|today|for now|until|yet)\b|[\w-]+/[\w./-]+|"
-    r"\b[\w-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|md|json|ya?ml|toml|sh|txt|c|h|cpp)\b", re.IGNORECASE)
+# _THIS_TASK without "first", "it" and "them": a constraint's item ("Preserve agent-first design", "Keep it
+# simple") names no moment; only a deictic word or a file ties it to its task.
+_TIED_TO_TASK = re.compile(r"\b(?:this|that|these|those|here|today|for now|until|yet)\b|" + _A_FILE, re.IGNORECASE)
 MIN_CONSTRAINT_REQUESTS = 2  # requests that state one constraint: once binds its task, twice is a rule
 
 
