@@ -82,6 +82,7 @@ class MemoryTools:
     def __init__(self, options: ServerOptions) -> None:
         from memdream.clock import now_iso
         from memdream.memory.paths import MemoryPaths
+        from memdream.recall.index import IndexMemo
 
         self.options = options
         self.root = options.root
@@ -93,6 +94,10 @@ class MemoryTools:
         # What this server stored under its own session (random, so no other process writes it): the
         # same note again is answered from here, without reading the raw layer's dedup index.
         self._stored: dict[str, Remembered] = {}
+        # The recall indexes, kept between calls and checked by their stamps on each (a dream or an ingest
+        # in between is seen): unpickling them again took about half of a warm recall. Its fields are
+        # replaced whole, so recalls in two of the SDK's threads at worst load one part twice.
+        self._indexes = IndexMemo()
 
     # -- reading ---------------------------------------------------------------------------------
     def recall(self, query: str, budget: int | None = None, session: str | None = None) -> RecallAnswer:
@@ -103,7 +108,7 @@ class MemoryTools:
         options = RecallOptions(budget=budget, scope=self.options.scope, cwd=self.options.cwd)
         options.check()
         self._settled()
-        result = recall(self.root, query, options)
+        result = recall(self.root, query, options, self._indexes)
         cards = [item.id for item in result.items if item.source == "card"]
         self._log("recall", session, cards=cards)
         return RecallAnswer(result.context, cards, result.budget)

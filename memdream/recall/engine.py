@@ -28,7 +28,7 @@ from memdream.memory.paths import MemoryPaths
 from memdream.memory.refs import ref_of as event_ref
 from memdream.memory.usage import UsageLog, counts_at
 from memdream.recall import index as index_mod
-from memdream.recall.index import CardDoc, CardIndex, Successor, compact_name, file_stamp
+from memdream.recall.index import CardDoc, CardIndex, IndexMemo, Successor, compact_name, file_stamp
 from memdream.recall.policy import MAX_MISSES, RECALL, Policy
 from memdream.recall.rank import (
     RawRanker,
@@ -187,8 +187,17 @@ class Meta:
         return plan_text(*self.plan_parts(scope))
 
 
-def load_meta(paths: MemoryPaths, memory: Any) -> Meta:
+def load_meta(paths: MemoryPaths, memory: Any, memo: IndexMemo | None = None) -> Meta:
     stamp = (file_stamp(paths.config), file_stamp(paths.plan))
+    if memo is not None and isinstance(memo.meta, Meta) and memo.meta.stamp == stamp:
+        return memo.meta
+    meta = _load_meta(paths, memory, stamp)
+    if memo is not None:
+        memo.meta = meta
+    return meta
+
+
+def _load_meta(paths: MemoryPaths, memory: Any, stamp: tuple[Any, Any]) -> Meta:
     path = index_mod.cache_dir(paths) / "meta.pickle"
     cached = index_mod.read_pickle(path)
     if isinstance(cached, Meta) and cached.stamp == stamp:
@@ -217,10 +226,12 @@ class Recaller:
     (memdream.recall.policy: what comes first, in how much of the budget, what fills the rest).
 
     ``memory`` is a :class:`Memory` or its root folder; with a folder and a warm cache, neither
-    YAML nor the schemas are imported.
+    YAML nor the schemas are imported. ``memo``: the indexes a long-lived process keeps between
+    Recallers (:class:`~memdream.recall.index.IndexMemo`), checked as the cache files are.
     """
 
-    def __init__(self, memory: Memory | Path, options: RecallOptions | None = None, policy: Policy = RECALL) -> None:
+    def __init__(self, memory: Memory | Path, options: RecallOptions | None = None, policy: Policy = RECALL,
+                 memo: IndexMemo | None = None) -> None:
         self._memory: Memory | None = None
         if isinstance(memory, (str, Path)):
             self.paths = MemoryPaths(Path(memory))
@@ -229,14 +240,15 @@ class Recaller:
         self.policy = policy
         self.options = options or RecallOptions()
         self.options.check()
-        self.meta = load_meta(self.paths, self.memory)
+        self.memo = memo
+        self.meta = load_meta(self.paths, self.memory, memo)
         self.budget = self.options.budget if self.options.budget is not None else self.meta.budget
         if self.budget < MIN_BUDGET:
             raise UsageError(f"recall.budget must be at least {MIN_BUDGET} bytes, not {self.budget}")
         self.since = parse_timestamp(self.options.since).timestamp() if self.options.since else None
         self.subject = compact_name(self.options.subject) if self.options.subject else None
         self.now = now()
-        self.cards: CardIndex = index_mod.load_card_index(self.paths, self.memory)
+        self.cards: CardIndex = index_mod.load_card_index(self.paths, self.memory, memo)
         self._docs: dict[int, CardDoc] = {}
         self.static = self._static_scores()
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
@@ -439,7 +451,7 @@ class Recaller:
     @property
     def raw(self) -> RawRanker:
         if self._raw is None:
-            self._raw = RawRanker(index_mod.load_segment_indexes(self.paths), self._read_events,
+            self._raw = RawRanker(index_mod.load_segment_indexes(self.paths, self.memo), self._read_events,
                                   lambda event: tokenize(index_mod.event_text(event)))
         return self._raw
 
@@ -729,9 +741,10 @@ def _squeeze(budget: Budget, item: Item) -> bool:
     return True
 
 
-def recall(memory: Memory | Path, query: str, options: RecallOptions | None = None) -> RecallResult:
-    """Answer one query (see :class:`Recaller` to answer many)."""
-    recaller = Recaller(memory, options)
+def recall(memory: Memory | Path, query: str, options: RecallOptions | None = None,
+           memo: IndexMemo | None = None) -> RecallResult:
+    """Answer one query (see :class:`Recaller` to answer many; ``memo``: see :class:`Recaller`)."""
+    recaller = Recaller(memory, options, memo=memo)
     try:
         return recaller.recall(query)
     finally:

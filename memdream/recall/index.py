@@ -11,7 +11,8 @@ Postings are three flat arrays (term bounds, doc numbers, term frequencies) and 
 number dict: they unpickle in milliseconds. Raw events are not copied: each indexed event keeps its
 byte offset in the segment file and is read from there when it is rendered.
 
-The warm path (cache valid) imports neither YAML nor the JSON Schemas: a cache miss does.
+The warm path (cache valid) imports neither YAML nor the JSON Schemas: a cache miss does. A long-lived
+process (the MCP server) keeps what it loaded in an :class:`IndexMemo`, checked by the same stamps.
 """
 
 from __future__ import annotations
@@ -529,24 +530,57 @@ class BuildCounter:
 BUILDS = BuildCounter()
 
 
-def load_card_index(paths: MemoryPaths, memory: Any) -> CardIndex:
+@dataclass
+class IndexMemo:
+    """The indexes a long-lived process (the MCP server) keeps between recalls, so that a recall reads
+    no cache file it has read before. Each is checked by the stamp its cache file is checked by (the card
+    files' stats, a segment's sha256 in the manifest, the stat of memdream.yaml and plan.yaml), on every
+    recall: a dream, an ingest or an edit in between is seen by the next one.
+
+    Shared between recalls: recall only reads what it holds (it is what the cache files would give).
+    """
+
+    cards: CardIndex | None = None
+    segments: dict[tuple[str, str], SegmentIndex] = field(default_factory=dict)  # by (segment, sha256)
+    # raw/MANIFEST.jsonl as last parsed, by the stat of the file: one segment more per note an agent leaves.
+    manifest: tuple[tuple[int, int] | None, list[tuple[str, str]]] | None = None
+    meta: Any = None  # memdream.recall.engine.Meta, which checks its own stamp
+
+
+def load_card_index(paths: MemoryPaths, memory: Any, memo: IndexMemo | None = None) -> CardIndex:
     """The card index, rebuilt (through the card cache) only when a card file changed.
 
     ``memory`` is a callable giving the :class:`Memory` (its import costs YAML): only a miss calls it.
+    With ``memo``, the index it holds is used while its stamp holds, and the one loaded is kept there.
     """
     stamp = card_files_stamp(paths)
+    if memo is not None and memo.cards is not None and memo.cards.stamp == stamp:
+        return memo.cards
     path = cache_dir(paths) / "cards.pickle"
     cached = read_pickle(path)
     if isinstance(cached, CardIndex) and cached.stamp == stamp:
-        return cached
-    index = build_card_index(memory(), stamp)
-    BUILDS.cards += 1
-    write_pickle(path, index)
+        index = cached
+    else:
+        index = build_card_index(memory(), stamp)
+        BUILDS.cards += 1
+        write_pickle(path, index)
+    if memo is not None:
+        memo.cards = index
     return index
 
 
-def manifest(paths: MemoryPaths) -> list[tuple[str, str]]:
-    """(segment, sha256) of every segment in raw/MANIFEST.jsonl (see memdream.memory.raw)."""
+def manifest(paths: MemoryPaths, memo: IndexMemo | None = None) -> list[tuple[str, str]]:
+    """(segment, sha256) of every segment in raw/MANIFEST.jsonl (see memdream.memory.raw); with ``memo``,
+    parsed again only when the file's size or mtime changed."""
+    if memo is None:
+        return _read_manifest(paths)
+    stamp = file_stamp(paths.raw / "MANIFEST.jsonl")
+    if memo.manifest is None or memo.manifest[0] != stamp:
+        memo.manifest = (stamp, _read_manifest(paths))
+    return memo.manifest[1]
+
+
+def _read_manifest(paths: MemoryPaths) -> list[tuple[str, str]]:
     try:
         text = (paths.raw / "MANIFEST.jsonl").read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -566,21 +600,34 @@ def segment_path(paths: MemoryPaths, segment: str) -> Path:
     return paths.raw / "segments" / segment
 
 
-def load_segment_indexes(paths: MemoryPaths) -> list[SegmentIndex]:
-    """One index per segment of the manifest that is present; a new segment is indexed once."""
-    found = []
-    for segment, sha256 in manifest(paths):
+def load_segment_indexes(paths: MemoryPaths, memo: IndexMemo | None = None) -> list[SegmentIndex]:
+    """One index per segment of the manifest that is present; a new segment is indexed once. With
+    ``memo``, a segment whose sha256 is the one it was loaded with is not read again (and the memo
+    keeps only the segments the manifest still lists)."""
+    kept = memo.segments if memo is not None else {}
+    found: list[SegmentIndex] = []
+    for segment, sha256 in manifest(paths, memo):
         source = segment_path(paths, segment)
-        if not source.exists():
+        if not os.path.exists(source):
             continue  # cloned without the raw layer
-        path = cache_dir(paths) / "raw" / f"{segment}.pickle"
-        cached = read_pickle(path)
-        if not (isinstance(cached, SegmentIndex) and cached.sha256 == sha256):
-            cached = build_segment_index(source, segment, sha256)
-            BUILDS.segments += 1
-            write_pickle(path, cached)
+        cached = kept.get((segment, sha256))
+        if cached is None:
+            cached = _segment_index(paths, source, segment, sha256)
         found.append(cached)
+    if memo is not None:
+        memo.segments = {(index.segment, index.sha256): index for index in found}
     return found
+
+
+def _segment_index(paths: MemoryPaths, source: Path, segment: str, sha256: str) -> SegmentIndex:
+    """The index of one segment from its cache file, built (and cached) when missing or stale."""
+    path = cache_dir(paths) / "raw" / f"{segment}.pickle"
+    cached = read_pickle(path)
+    if not (isinstance(cached, SegmentIndex) and cached.sha256 == sha256):
+        cached = build_segment_index(source, segment, sha256)
+        BUILDS.segments += 1
+        write_pickle(path, cached)
+    return cached
 
 
 def read_events(paths: MemoryPaths, segment: str, offsets: Iterable[int]) -> dict[int, dict[str, Any]]:

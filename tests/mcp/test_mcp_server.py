@@ -139,6 +139,39 @@ def test_recall_answers_within_the_budget_and_logs_the_cards(memory: Path, write
     assert "export bucket" not in (memory / ".memdream" / "mcp.jsonl").read_text(encoding="utf-8")
 
 
+def test_recall_sees_a_note_a_dream_and_an_edit_made_while_the_server_runs(memory: Path) -> None:
+    """The server keeps its indexes between calls: what another process writes in between (a note, a
+    dream's new card, a person's edit of that card in place) is in the next answer."""
+    asked = {"query": "which port does the staging database listen on", "budget": 2000}
+
+    def memdream(*args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "memdream", *args, "--memory", str(memory)],
+                              capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+
+    def edit_card() -> Path:
+        (path,) = (memory / "cards" / "facts").glob("*.yaml")
+        path.write_text(path.read_text(encoding="utf-8").replace("6432", "6433"), encoding="utf-8")
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))  # same size
+        return path
+
+    async def conversation(client: Client) -> tuple[list[Any], Path]:
+        answers = [await client.call_tool("recall", asked)]
+        await asyncio.to_thread(memdream, "remember", "The staging database listens on port 6432.")
+        answers.append(await client.call_tool("recall", asked))
+        await asyncio.to_thread(memdream, "dream")
+        answers.append(await client.call_tool("recall", asked))
+        card = edit_card()
+        answers.append(await client.call_tool("recall", asked))
+        return answers, card
+
+    (empty, noted, dreamed, edited), card = talk(server(memory), conversation)
+    assert empty.structured_content["cards"] == [] and "6432" not in text_of(empty)
+    assert noted.structured_content["cards"] == [] and "6432" in text_of(noted)  # the note's new segment
+    assert dreamed.structured_content["cards"] == [card.stem] and "6432" in text_of(dreamed)
+    assert edited.structured_content["cards"] == [card.stem] and "port 6433" in text_of(edited)
+
+
 def test_plan_and_plan_update(memory: Path, run: Any) -> None:
     async def conversation(client: Client) -> list[Any]:
         before = await client.call_tool("plan", {})
