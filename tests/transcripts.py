@@ -293,6 +293,23 @@ class ClaudeSession:
         result = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
         return self._tool_result(tool_id, output, False, result)
 
+    def bash_background(self, command: str) -> str:
+        """A Bash call with ``run_in_background`` (1.x): Claude Code answers with the shell's id at once; the
+        shell id is returned for :meth:`bash_output`."""
+        tool_id = self._tool_use("Bash", {"command": command, "run_in_background": True})
+        shell_id = f"bash_{sum(1 for line in self.lines if 'run_in_background' in json.dumps(line))}"
+        text = f"Command running in background with ID: {shell_id}"
+        self._tool_result(tool_id, text, False, {"stdout": "", "stderr": "", "interrupted": False,
+                                                 "isImage": False, "backgroundTaskId": shell_id})
+        return shell_id
+
+    def bash_output(self, shell_id: str, stdout: str, status: str = "running", exit_code: int | None = None) -> str:
+        """A BashOutput call reading what a background shell printed so far, as Claude Code 1.x words it."""
+        tool_id = self._tool_use("BashOutput", {"bash_id": shell_id})
+        code = "" if exit_code is None else f"<exit_code>{exit_code}</exit_code>\n\n"
+        text = f"<status>{status}</status>\n\n{code}<stdout>\n{stdout}\n</stdout>"
+        return self._tool_result(tool_id, text, False, {"shellId": shell_id, "status": status, "stdout": stdout})
+
     def tool(self, name: str, input: dict[str, Any], output: str, *, error: bool = False) -> str:
         """Any other tool (Read, Edit, Write, Grep, WebFetch, ...). For Read, ``output`` is the file's text:
         Claude Code numbers its lines (``     1→``) before the model sees it."""

@@ -47,7 +47,8 @@ and fixes count, but a sub-agent's prompt is never the user's goal.
 Dream learns from more than the conversation, so the adapter also keeps: the session's first
 real request as a ``goal``, each todo list as a ``plan`` (``TodoWrite``'s whole list; in 2.1 the
 list that ``TaskCreate`` and ``TaskUpdate`` calls build up), the call's command line on
-each tool result (``args.command``), the words the user typed after rejecting or interrupting
+each tool result (``args.command``; a background command's output, read later with ``BashOutput`` or
+``TaskOutput``, reads as that command's result), the words the user typed after rejecting or interrupting
 a tool use (on the ``feedback``), and the project (``project:<name>``, from ``cwd``) as a tag.
 A command is a request when it says what for: with the user's arguments (``/deploy the staging
 branch``), or by the description its expansion gives (``/publish-session — Publish the session as
@@ -97,7 +98,7 @@ from memdream.memory.tags import (
     SYNTHETIC_TAG,
     TITLE_TAG,
 )
-from memdream.toolcalls import command_line
+from memdream.toolcalls import command_line, is_shell
 
 NAME = "claude-code"
 
@@ -115,6 +116,11 @@ TODO_TOOL = "TodoWrite"
 # 2.1 keeps the todo list as tasks: each TaskCreate adds one ("Task #3 created successfully: ..."),
 # each TaskUpdate changes one by its id.
 TASK_CREATE, TASK_UPDATE = "TaskCreate", "TaskUpdate"
+# A shell command run in the background answers with its id; what it prints comes later, through a
+# call of one of these tools naming that id (1.x: BashOutput's ``bash_id``; 2.x: TaskOutput's ``task_id``).
+_BACKGROUND = re.compile(r"^Command running in background with ID: ([\w.-]+)")
+_OUTPUT_READERS = {"BashOutput": "bash_id", "TaskOutput": "task_id"}
+_BACKGROUND_FAILED = "<status>failed</status>"
 _TASK_NUMBER = re.compile(r"Task #(\d+)")
 # Text the harness writes into user lines: slash commands, local shell escapes, reminders.
 COMMAND_TAGS = ("<command-name>", "<command-message>", "<command-args>")
@@ -164,6 +170,7 @@ class _Call:
     event_id: str | None
     tool: str | None
     command: str | None = None  # what the call did, in one line: copied onto its result
+    reads_background: bool = False  # a BashOutput/TaskOutput call: its result is ``command``'s output
 
 
 @dataclass
@@ -236,6 +243,7 @@ class _State:
     tasks: dict[str, list[str]] = field(default_factory=dict)  # task id -> [subject, status] (2.1 todos)
     task_calls: dict[str, str] = field(default_factory=dict)  # TaskCreate call id -> the id it assumed
     command: _Command | None = None  # a command line waiting for its expansion
+    background: dict[str, tuple[str, str]] = field(default_factory=dict)  # shell id -> (tool, command line)
 
 
 def sniff(head: str) -> bool:
@@ -590,8 +598,20 @@ def _finish(event: Event, line: dict[str, Any], ts: Any, session: str, state: _S
         state.context = {}  # empty, not None: only the first event carries it
     if finished["kind"] == "tool_call" and isinstance(finished.get("call_id"), str):
         tool = finished.get("tool")
-        state.calls[finished["call_id"]] = _Call(finished.get("id"), tool, command_line(tool, finished.get("args")))
+        read = _background_read(tool, finished.get("args"), state)
+        if read is not None:
+            state.calls[finished["call_id"]] = _Call(finished.get("id"), *read, reads_background=True)
+        else:
+            state.calls[finished["call_id"]] = _Call(finished.get("id"), tool, command_line(tool, finished.get("args")))
     return finished
+
+
+def _background_read(tool: Any, args: Any, state: _State) -> tuple[str, str] | None:
+    """The shell tool and command line whose background output a call of ``tool`` reads, or None: its
+    result then reads as that command's result (what a dev server printed, a build's error)."""
+    key = _OUTPUT_READERS.get(tool) if isinstance(tool, str) else None
+    shell_id = args.get(key) if key is not None and isinstance(args, dict) else None
+    return state.background.get(shell_id) if isinstance(shell_id, str) else None
 
 
 def _drafts(role: str, content: Any, state: _State) -> list[tuple[int, Event]]:
@@ -682,7 +702,10 @@ def _tool_result(block: dict[str, Any], state: _State) -> Event | None:
         return None
     if call.tool == TASK_CREATE:
         _task_created(call_id, text, state)
-    failed = bool(block.get("is_error"))
+    started = _BACKGROUND.match(text) if call.command and is_shell(call.tool) else None
+    if started is not None and call.tool is not None and call.command is not None:
+        state.background[started.group(1)] = (call.tool, call.command)
+    failed = bool(block.get("is_error")) or (call.reads_background and _BACKGROUND_FAILED in text)
     return compact(
         {
             "kind": "tool_result",
