@@ -5,7 +5,8 @@ per purpose: the commands (program and subcommand: ``cargo test``, ``npm run bui
 at least twice, in one session or across sessions, compete, and the one run most recently wins (a
 project that moved from pytest to cargo test tests with cargo). Its stable form is what its newest
 ``WINDOW`` successful runs share: the flags most of them pass (with the value all of them give, else a
-placeholder), the arguments most of them pass, and the folder most of them ran from; file lists,
+placeholder), the arguments most of them pass, and the folder most of them ran from (a run command
+adds the local address its newest run said it serves); file lists,
 messages and one-off arguments do not recur, so they do not show. A test command given files or
 names in two runs or more also shows how to run one.
 
@@ -53,6 +54,7 @@ class Procedure:
     folder: str | None
     one: str | None  # how to run one file or one test: "one file: `pytest -q <file>`"
     runs: list[Seen]
+    serves: str | None = None  # the local address the newest run that said one serves
 
 
 def _order(piece: Piece) -> tuple[str, str]:
@@ -138,7 +140,11 @@ def stable(purpose: str, runs: list[Seen]) -> Procedure:
     separated = bool(sides[1]) or sum(1 for each in runs if ("sep", "--") in each.invocation.items) > most
     head = template.invocation.head
     one = _one(purpose, runs, kept, head, sides, separated)
-    return Procedure(purpose, _join(head, sides, separated), _folder(runs), one, runs)
+    # The address of the newest run that ran as the stable form shows (`--port 3001` once serves elsewhere).
+    serves = next((each.invocation.serves for each in reversed(runs) if each.invocation.serves
+                   and all(_key(item) in flags or _key(item) in kept for item in each.invocation.items
+                           if item[0] in ("flag", "arg"))), None)
+    return Procedure(purpose, _join(head, sides, separated), _folder(runs), one, runs, serves)
 
 
 def _sides(template: Invocation, flags: dict[tuple[int, str], list[tuple[Any, ...]]],
@@ -215,6 +221,8 @@ def body(found: list[Procedure]) -> str:
     for procedure in found:
         text = f"{LABELS.get(procedure.purpose, procedure.purpose)} `{procedure.command}`"
         notes = [procedure.one] if procedure.one else []
+        if procedure.serves:
+            notes.append(f"serves {procedure.serves}")
         if procedure.folder and not common:
             notes.append(f"from {procedure.folder}")
         parts.append(text + (f" ({'; '.join(notes)})" if notes else ""))

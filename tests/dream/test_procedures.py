@@ -186,6 +186,41 @@ def test_a_bare_command_run_once_joins_a_project_whose_commands_recur(run: Any, 
     assert card["statement"] == "In shop-web: build `npm run build`; test `npm test -- --run`."
 
 
+NEXT_DEV = "   ▲ Next.js 15.5.2\n   - Local:        http://localhost:{port}\n   - Network:      http://192.168.1.22:{port}"
+
+
+def test_a_dev_server_run_in_the_background_is_one_run_and_the_card_says_where_it_serves(
+        run: Any, memory: Path, tmp_path: Path) -> None:
+    """A background run's output comes through later reads (BashOutput); the run is counted once, and the
+    address the newest run as the card shows it printed is on the card, not one a `--port` run used."""
+    for number, day in ((1, 3), (2, 5)):
+        session = ClaudeSession(_session_id("dev-server", number), SHOP, _start(day))
+        session.user("Start the dev server so I can look at the page.")
+        if number == 1:
+            shell = session.bash_background("npm run dev -- --port 3001")
+            session.bash_output(shell, NEXT_DEV.format(port=3001))
+        shell = session.bash_background("npm run dev")
+        session.bash_output(shell, "> shop-web@0.1.0 dev\n> next dev")
+        session.bash_output(shell, NEXT_DEV.format(port=3000) + "\n ✓ Ready in 1098ms")
+        session.write(tmp_path / "logs")
+    _dream(run, memory, tmp_path / "logs")
+    [card] = _procedures(run, memory)
+    assert card["statement"] == "In shop-web: run `npm run dev` (serves http://localhost:3000)."
+    assert "192.168" not in card["statement"] and "3001" not in card["statement"]
+
+
+def test_one_background_run_read_three_times_is_no_recurring_procedure(run: Any, memory: Path, tmp_path: Path) -> None:
+    session = ClaudeSession(_session_id("one-background", 1), SHOP, _start(3))
+    session.user("Start the dev server.")
+    shell = session.bash_background("npm run dev")
+    for _ in range(3):
+        session.bash_output(shell, NEXT_DEV.format(port=3000))
+    session.write(tmp_path / "logs")
+    report = _dream(run, memory, tmp_path / "logs")
+    assert _procedures(run, memory, "--archived") == []
+    assert report["not_admitted"].get("no recurring procedure") == 1
+
+
 def test_a_temporary_folder_is_no_project(run: Any, memory: Path, tmp_path: Path) -> None:
     session = ClaudeSession(_session_id("temporary", 1), "/tmp/tmpq8w2x7ke", _start(3))
     session.user("Port the helpers to Rust.")

@@ -17,6 +17,9 @@ TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rs
 INSPECTION = frozenset({"ls", "cat", "pwd", "echo", "head", "tail", "less", "more", "grep", "rg", "find", "which",
                         "wc", "file", "stat", "env", "printenv", "whoami", "type", "tree", "du", "df", "date"})
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_:-]*$")
+# Tools that read more of a command still running (ingest gives their results that command's line):
+# Claude Code's BashOutput and TaskOutput, Codex's write_stdin.
+OUTPUT_READERS = frozenset({"BashOutput", "TaskOutput", "write_stdin"})
 
 
 @dataclass(frozen=True)
@@ -40,16 +43,32 @@ class Run:
 
 
 def runs(events: list[dict[str, Any]]) -> list[Run]:
-    """The session's shell commands with their results, in order."""
+    """The session's shell commands with their results, in order. A command that ran on in the background
+    (a dev server, a long build) is one run: what later reads of its output (:data:`OUTPUT_READERS`)
+    got is added to its output, and the last read says whether it failed; counted apart, each read
+    would be one more run of the command."""
     calls = calls_by_id(events)
-    found = []
+    found: list[Run] = []
+    running: dict[str, int | None] = {}  # command line -> its run in ``found`` (None: no result yet)
     for event in events:
         if event["kind"] != "tool_result" or not trusted(event) or not shell_result(event, calls):
             continue
         command = result_command(event, calls)
-        if command and event.get("ok") is not None:
-            output = str(event.get("error") or event.get("text") or "")
-            found.append(Run(event, command, bool(event["ok"]), output))
+        if not command:
+            continue
+        reader = calls.get(str(event.get("call_id") or ""), {}).get("tool") in OUTPUT_READERS
+        if not reader:
+            running[command] = None  # a new start of the command: reads from now on are this one's
+        if event.get("ok") is None:
+            continue  # still running, no exit status yet (Codex): a later read says how it ended
+        output = str(event.get("error") or event.get("text") or "")
+        at = running.get(command)
+        if reader and at is not None:
+            started = found[at]
+            found[at] = replace(started, ok=bool(event["ok"]), output=f"{started.output}\n{output}")
+            continue
+        running[command] = len(found)
+        found.append(Run(event, command, bool(event["ok"]), output))
     return found
 
 

@@ -9,13 +9,15 @@ is a heredoc's body (ingest keeps a command's first line only). A run whose outp
 (``3 failed``, ``test result: FAILED``) is no success, whatever its exit code after a pipe.
 
 Each piece holds one invocation: its purpose, the program with its subcommand (``cargo test``,
-``npm run build``, ``poetry run pytest``), the folder, and its flags and arguments as written. Which
+``npm run build``, ``poetry run pytest``), the folder, and its flags and arguments as written; for a
+run, the local address its output said it serves (``Local: http://localhost:3000``). Which
 of them recur, and so make the project's stable command, is a question about many sessions: the
 induce stage answers it (:mod:`memdream.dream.procedures`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -131,20 +133,41 @@ class Invocation:
     head: str
     folder: str | None
     items: tuple[tuple[Any, ...], ...]
+    serves: str | None = None  # a run's local address, as its output gave it
 
     def encode(self) -> str:
-        return json.dumps({"purpose": self.purpose, "head": self.head, "folder": self.folder,
-                           "items": [list(item) for item in self.items]}, ensure_ascii=False)
+        data = {"purpose": self.purpose, "head": self.head, "folder": self.folder,
+                "items": [list(item) for item in self.items]}
+        if self.serves:  # left out when there is none: a piece of before is the same value
+            data["serves"] = self.serves
+        return json.dumps(data, ensure_ascii=False)
 
 
 def decode(value: str) -> Invocation | None:
     """The invocation a piece holds, or None (a value that redaction cut, an older piece's)."""
     try:
         data = json.loads(value)
+        serves = data.get("serves")
         return Invocation(str(data["purpose"]), str(data["head"]), data["folder"],
-                          tuple(tuple(item) for item in data["items"]))
-    except (ValueError, KeyError, TypeError):
+                          tuple(tuple(item) for item in data["items"]), serves if isinstance(serves, str) else None)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+# The address a dev server says it listens on: a local one, as dev servers print it (Next.js and Vite
+# print "Local: http://localhost:3000/"; others "listening on http://127.0.0.1:8000"). An address on the
+# network, or one a log line only mentions in passing, says nothing of how to reach the project's.
+_LOCAL_ADDRESS = re.compile(r"\bhttps?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d{2,5}\b")
+_SERVING_LINE = re.compile(r"\b(?:local|listening|running|serving|started|ready|available)\b", re.IGNORECASE)
+
+
+def served_address(output: str) -> str | None:
+    """The local address a run's output says it serves, or None."""
+    for line in output.splitlines():
+        found = _LOCAL_ADDRESS.search(line)
+        if found is not None and _SERVING_LINE.search(line):
+            return found.group(0)
+    return None
 
 
 def _words(command: str) -> list[str]:
@@ -319,7 +342,10 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
             continue
         # One occurrence per program and subcommand a command line runs: `cargo test --no-run && cargo test`.
         found = {invocation.head: invocation for invocation in invocations(run.command)}
+        address = served_address(run.output) if any(i.purpose == "run" for i in found.values()) else None
         for invocation in found.values():
+            if address and invocation.purpose == "run":
+                invocation = dataclasses.replace(invocation, serves=address)
             statement = f"In {project}: {invocation.purpose} `{invocation.head}`."
             evidence = piece(run.event, invocation.encode(), kind="observation", layer="strategy",
                              statement=statement, scope=project, tags=(*scope_tags(project), NAME), source=NAME)
