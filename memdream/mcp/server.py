@@ -18,6 +18,7 @@ also counts the cards it returned in ``.memdream/usage.jsonl`` as every recall d
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -98,6 +99,8 @@ class MemoryTools:
         # in between is seen): unpickling them again took about half of a warm recall. Its fields are
         # replaced whole, so recalls in two of the SDK's threads at worst load one part twice.
         self._indexes = IndexMemo()
+        # Collect garbage after each write: see _store. Set by serve(), which froze the long-lived objects.
+        self.collect_after_writes = False
 
     # -- reading ---------------------------------------------------------------------------------
     def recall(self, query: str, budget: int | None = None, session: str | None = None) -> RecallAnswer:
@@ -157,6 +160,10 @@ class MemoryTools:
             raise Busy(f"memory is busy (a dream or an ingest is writing it; waited {self.options.lock_wait:g} s): "
                        "nothing was stored; try again in a minute") from None
         self._log(tool, session, ref=stored.ref, added=stored.added, flagged=stored.flagged)
+        if self.collect_after_writes:
+            # A write (an ingest) leaves a few thousand objects in reference cycles: collected now, while
+            # the agent waits for a write anyway, not by the collector in the middle of a later recall.
+            gc.collect()
         return stored
 
     # -- shared ----------------------------------------------------------------------------------
