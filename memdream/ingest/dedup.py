@@ -63,6 +63,17 @@ class DedupIndex:
         any event of the single-process path, whose adapter checks ids itself)."""
         self._session(session)[event_id] = 2 * self.input + 1
 
+    def ids_of(self, session: str) -> dict[str, int]:
+        """The ids of ``session`` (id -> owner), for a caller that claims many: an id not in it is NEW,
+        claimed by setting it to :attr:`own` (what :meth:`claim` does, without a call an event); any
+        other id goes through :meth:`claim`."""
+        return self._session(session)
+
+    @property
+    def own(self) -> int:
+        """What an id first used and stored by the current input maps to."""
+        return 2 * self.input
+
     def claim(self, session: str, event_id: str) -> int:
         """Use ``event_id`` in the current input: NEW (now recorded as stored by this input: the
         caller stores the event), STORED (a duplicate of a stored event) or REPEATED (this input

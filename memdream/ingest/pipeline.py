@@ -42,8 +42,8 @@ from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
 from memdream.ingest.adapters import adapters, detect, memdream_jsonl, memory_files
 from memdream.ingest.adapters.context import ParseContext
-from memdream.ingest.dedup import REPEATED, STORED, ContentIndex, DedupIndex, Forgotten
-from memdream.ingest.prepare import BAD, READY, Ready, redact_event
+from memdream.ingest.dedup import REPEATED, ContentIndex, DedupIndex, Forgotten
+from memdream.ingest.prepare import BAD, READY, Prepared, redact_event
 from memdream.ingest.salience import Hints, SalienceTagger, merge_tags
 from memdream.ingest.source_ids import SourceSessions, collision_id, fingerprint
 from memdream.ingest.validate import DEFAULT_ACTOR, first_error, fit_caps
@@ -51,7 +51,7 @@ from memdream.memory import manifest_commit
 from memdream.memory.lock import lock_wait_seconds, writer_lock
 from memdream.memory.raw import RawLayer, SegmentRecord, SegmentWriter, canonical_bytes
 from memdream.memory.store import Memory
-from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG
+from memdream.memory.tags import FUTURE_TAG, PROJECT_TAG, episode_tag
 from memdream.progress import NO_PROGRESS, Advance, Progress
 
 if TYPE_CHECKING:
@@ -170,6 +170,7 @@ class _Run:
         self._segments_read: set[int] = set()  # segments whose events self.contents holds
         self.writer: SegmentWriter | None = None
         self.pool: ChunkPool | None = None
+        self._tags_json: dict[tuple[int, tuple[str, ...]], bytes] = {}  # see _new_tags_json
         self.exclude = exclude_mod.from_settings(memory.settings)
         self.forgotten = Forgotten.load(memory.paths.state)  # what `memdream forget` erased stays out
 
@@ -342,7 +343,7 @@ class _Run:
                          marked: dict[str, str]) -> None:
         """Add a memdream-format file that worker processes parse and redact, in file order.
 
-        The loop below is :meth:`_store` for prepared events (see :mod:`.prepare`), written out:
+        :meth:`_add_chunk` is :meth:`_store` for prepared events (see :mod:`.prepare`), written out:
         it is the one part of a parallel ingest that runs in this process alone. Sessions in
         ``kept_out`` are left out; those whose user wrote the keep-out marker are noted in ``marked``.
         """
@@ -357,53 +358,81 @@ class _Run:
 
         ctx.unterminated = _unterminated_line(source.path)
         jobs = chunk_jobs(source.name, source.path, ctx.default_session, ctx.session, ctx.strict)
-        claim, tags_for, write = self.seen.claim, self.tagger.tags_for, self.writer.write_fields
-        dumps, named = orjson.dumps, Ready._make  # a READY record is a plain tuple laid out as Ready
-        forgotten = self.forgotten
+        forgotten = self.forgotten if self.forgotten else None
         base = 0  # lines before the current chunk
         for prepared, lines in self.pool.prepare(jobs):
-            read = added = duplicates = 0
-            for record in prepared:
-                if record[0] != READY:
-                    self._store_other(record, base, ctx, report, occurrences, kept_out, marked)
-                    continue
-                event = named(record)
-                session, event_id, own_tags = event.session, event.id, event.own_tags
-                head, tail = event.head, event.tail
-                if session in kept_out:
-                    continue
-                if forgotten and forgotten.holds(session, event_id):
-                    read += 1
-                    report.forgotten += 1
-                    continue
-                if event.kind == "message" and exclude_mod.bytes_say_off(tail) \
-                        and exclude_mod.says_off(_event_of(head, own_tags, tail)):
-                    marked[session] = exclude_mod.MARKED_OFF
-                found = claim(session, event_id)
-                if found == REPEATED:
-                    ctx.bad(base + event.line, memdream_jsonl.repeated_id(session, event_id))
-                    continue
-                read += 1
-                if found == STORED:
-                    if self._same_as_stored(session, event_id, head, own_tags, tail):
-                        duplicates += 1
-                    else:  # the id holds other content: the event is stored under another
-                        read -= 1
-                        hints = (event.untrusted, event.fingerprint)
-                        self._store(_event_of(head, own_tags, tail), report, occurrences, (event.redactions, hints))
-                    continue
-                tags = tags_for(session, event.kind, event.tool, event.failed, event.goal, event.untrusted,
-                                event.fingerprint)
-                write(head + dumps(merge_tags(own_tags, tags)) + tail, session, event_id, event.ts)
-                added += 1
-                if own_tags and FUTURE_TAG in own_tags:
-                    report.future_timestamps += 1
-                if event.redactions:
-                    report.redactions.update(event.redactions)
-            report.read += read
-            report.added += added
-            report.duplicates += duplicates
+            self._add_chunk(prepared, base, ctx, report, occurrences, kept_out, marked, forgotten)
             base += lines
+
+    def _add_chunk(self, prepared: list[Prepared], base: int, ctx: ParseContext, report: SourceReport,
+                   occurrences: Counter[tuple[str, str]], kept_out: Mapping[str, str], marked: dict[str, str],
+                   forgotten: Forgotten | None) -> None:
+        """The records of one prepared chunk, in order. The new events' lines are written together, once at
+        the end of the chunk and before any event that goes through :meth:`_store` (which writes at once),
+        so that the order of the file holds."""
+        assert self.writer is not None
+        pending = _Pending()
+        claim, ids_of, own, advance = self.seen.claim, self.seen.ids_of, self.seen.own, self.tagger.advance
+        tags_json = self._tags_json
+        ids: dict[str, int] = {}
+        last_session = None
+        read = added = duplicates = 0
+        for record in prepared:
+            if record[0] != READY:
+                pending.write_to(self.writer)
+                self._store_other(record, base, ctx, report, occurrences, kept_out, marked)
+                continue
+            # A READY record is a plain tuple laid out as Ready: unpacked, not built into one (1 us an event).
+            (_, number, session, event_id, ts, kind, tool, failed, goal, own_tags, untrusted, fingerprint,
+             head, tail, redactions) = record
+            if session in kept_out:
+                continue
+            if forgotten is not None and forgotten.holds(session, event_id):
+                read += 1
+                report.forgotten += 1
+                continue
+            if kind == "message" and exclude_mod.bytes_say_off(tail) \
+                    and exclude_mod.says_off(_event_of(head, own_tags, tail)):
+                marked[session] = exclude_mod.MARKED_OFF
+            if session is not last_session:  # a session's events mostly come together
+                ids, last_session = ids_of(session), session
+            if event_id in ids:  # not new: a repeated id, or one stored already
+                if claim(session, event_id) == REPEATED:
+                    ctx.bad(base + number, memdream_jsonl.repeated_id(session, event_id))
+                    continue
+                if self._same_as_stored(session, event_id, head, own_tags, tail):
+                    read += 1
+                    duplicates += 1
+                else:  # the id holds other content: the event is stored under another
+                    pending.write_to(self.writer)
+                    self._store(_event_of(head, own_tags, tail), report, occurrences,
+                                (redactions, (untrusted, fingerprint)))
+                continue
+            ids[event_id] = own  # claimed: new in this input
+            read += 1
+            episode, salience = advance(session, kind, tool, failed, goal, untrusted, fingerprint)
+            if own_tags:
+                tags = orjson.dumps(merge_tags(own_tags, [episode_tag(episode), *salience]))
+                if FUTURE_TAG in own_tags:
+                    report.future_timestamps += 1
+            else:
+                tags = tags_json.get((episode, salience)) or self._new_tags_json(episode, salience)
+            pending.add(head + tags + tail, session, event_id, ts)
+            added += 1
+            if redactions:
+                report.redactions.update(redactions)
+        pending.write_to(self.writer)
+        report.read += read
+        report.added += added
+        report.duplicates += duplicates
+
+    def _new_tags_json(self, episode: int, salience: tuple[str, ...]) -> bytes:
+        """The JSON of an event's tags when it came with none: kept, since a big file's events share a
+        few hundred (an episode number and one of a few salience tuples)."""
+        if len(self._tags_json) >= _TAGS_JSON_MAX:
+            self._tags_json.clear()
+        data = self._tags_json[(episode, salience)] = orjson.dumps([episode_tag(episode), *salience])
+        return data
 
     def _store_other(self, record: tuple[Any, ...], base: int, ctx: ParseContext, report: SourceReport,
                      occurrences: Counter[tuple[str, str]], kept_out: Mapping[str, str],
@@ -520,6 +549,28 @@ class _Run:
             self.writer.abort()
 
 
+class _Pending:
+    """Lines of new events waiting to be written together, with what the raw layer's index takes."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.sessions: list[str] = []
+        self.ids: list[str] = []
+        self.stamps: list[str] = []
+
+    def add(self, line: bytes, session: str, event_id: str, ts: str) -> None:
+        self.lines.append(line)
+        self.sessions.append(session)
+        self.ids.append(event_id)
+        self.stamps.append(ts)
+
+    def write_to(self, writer: SegmentWriter) -> None:
+        if self.lines:
+            writer.write_lines(self.lines, self.sessions, self.ids, self.stamps)
+            self.lines, self.sessions, self.ids, self.stamps = [], [], [], []
+
+
+_TAGS_JSON_MAX = 65_536  # serialized tags kept at most (episode numbers grow with a session's length)
 _PROGRESS_EVERY = 512  # events between two updates of a progress bar
 _CWD_LOOKAHEAD = 8  # events of a session read before deciding it names no folder
 

@@ -177,6 +177,13 @@ class SalienceTagger:
                  fingerprint: str | None) -> list[str]:
         """The tags of the next event of session ``name``, from the few fields tagging reads
         (``goal``: the goal a goal event sets), updating the session's state."""
+        episode, salience = self.advance(name, kind, tool, failed, goal, untrusted, fingerprint)
+        return [episode_tag(episode), *salience]
+
+    def advance(self, name: str, kind: str, tool: str, failed: bool, goal: str | None, untrusted: bool,
+                fingerprint: str | None) -> tuple[int, tuple[str, ...]]:
+        """:meth:`tags_for` as the episode number and the other tags (one of a few shared tuples): what a
+        big ingest keys its cache of serialized tags by, instead of building a list an event."""
         session = self.sessions.get(name)
         if session is None or name not in self._undo:
             session = self._session(name)
@@ -187,24 +194,24 @@ class SalienceTagger:
             session.goal = goal
         if starts:
             session.episode += 1
-        tags = [episode_tag(session.episode)]
+        salience: tuple[str, ...] = ()
         if failed:
             if tool and tool not in session.failing_tools:
                 session.failing_tools.append(tool)
-            tags.append(STRONG)
+            salience = _STRONG
         elif kind == "feedback" or kind == "outcome":
-            tags.append(STRONG)
+            salience = _STRONG
         elif kind == "tool_result":
-            tags.extend(self._success(session, tool))
+            salience = self._success(session, tool)
         elif fingerprint is not None:
             if fingerprint in session.seen:
-                tags.append(WEAK)
+                salience = _WEAK
             else:
                 session.seen.append(fingerprint)
                 if len(session.seen) > _SEEN_LIMIT:
                     del session.seen[:-_SEEN_LIMIT]  # bounded: repetition is a local signal
         if untrusted:
-            tags.append(UNTRUSTED)
+            salience = _UNTRUSTED[salience]
         session.events += 1
         # A run of failures lasts until something succeeds or the task turns: the calls, notes
         # and messages between retries belong to it (not only back-to-back failed results).
@@ -213,14 +220,20 @@ class SalienceTagger:
         elif kind == "tool_result" or kind == "outcome" or kind == "goal":
             session.in_failure_run = False
         session.after_outcome = kind == "outcome"
-        return tags
+        return session.episode, salience
 
-    def _success(self, session: SessionState, tool: str) -> list[str]:
-        tags = []
+    def _success(self, session: SessionState, tool: str) -> tuple[str, ...]:
+        tags: tuple[str, ...] = ()
         if tool and tool in session.failing_tools:
             session.failing_tools.remove(tool)
-            tags = [MEDIUM, WORKAROUND]
+            tags = _WORKAROUND
         if tool and tool not in self.succeeded_kinds:
             self.succeeded_kinds.add(tool)
-            tags = tags or [MEDIUM]
+            tags = tags or _MEDIUM
         return tags
+
+
+# The salience tags an event can take besides its episode, each tuple built once.
+_STRONG, _WEAK, _MEDIUM, _WORKAROUND = (STRONG,), (WEAK,), (MEDIUM,), (MEDIUM, WORKAROUND)
+_UNTRUSTED: dict[tuple[str, ...], tuple[str, ...]] = {
+    tags: (*tags, UNTRUSTED) for tags in ((), _STRONG, _WEAK, _MEDIUM, _WORKAROUND)}
