@@ -374,6 +374,9 @@ class _Run:
         pending = _Pending()
         claim, ids_of, own, advance = self.seen.claim, self.seen.ids_of, self.seen.own, self.tagger.advance
         tags_json = self._tags_json
+        # Bound once: a method call an event to add a line costs more than the rest of adding it.
+        add_line, add_session, add_id, add_stamp = (pending.lines.append, pending.sessions.append,
+                                                    pending.ids.append, pending.stamps.append)
         ids: dict[str, int] = {}
         last_session = None
         read = added = duplicates = 0
@@ -417,7 +420,10 @@ class _Run:
                     report.future_timestamps += 1
             else:
                 tags = tags_json.get((episode, salience)) or self._new_tags_json(episode, salience)
-            pending.add(head + tags + tail, session, event_id, ts)
+            add_line(head + tags + tail)
+            add_session(session)
+            add_id(event_id)
+            add_stamp(ts)
             added += 1
             if redactions:
                 report.redactions.update(redactions)
@@ -558,16 +564,11 @@ class _Pending:
         self.ids: list[str] = []
         self.stamps: list[str] = []
 
-    def add(self, line: bytes, session: str, event_id: str, ts: str) -> None:
-        self.lines.append(line)
-        self.sessions.append(session)
-        self.ids.append(event_id)
-        self.stamps.append(ts)
-
     def write_to(self, writer: SegmentWriter) -> None:
         if self.lines:
             writer.write_lines(self.lines, self.sessions, self.ids, self.stamps)
-            self.lines, self.sessions, self.ids, self.stamps = [], [], [], []
+            for column in (self.lines, self.sessions, self.ids, self.stamps):
+                column.clear()  # in place: the caller holds their append methods
 
 
 _TAGS_JSON_MAX = 65_536  # serialized tags kept at most (episode numbers grow with a session's length)

@@ -419,14 +419,12 @@ class SegmentWriter:
         self._handle.write(data)
         if entry.digest is not None:
             entry.digest.update(data)  # the same digest as line by line: sha256 is a stream
-        sha256, escape, keys = _sha256, _escape, []
-        session_field, last_session = "", None
-        for line, session, event_id in zip(lines, sessions, ids):
-            if session is not last_session:  # a session's events mostly come together: escape it once
-                session_field, last_session = escape(session), session
-            if not event_id.isprintable() or "\\" in event_id:
-                event_id = escape(event_id)
-            keys.append(f"{session_field}\t{event_id}\tsha256:{sha256(line).hexdigest()}\n")
+        sha256 = _sha256
+        plain = "".join(sessions) + "".join(ids)
+        if not plain.isprintable() or "\\" in plain:  # a field to escape (rare): every field through _escape
+            sessions, ids = [_escape(session) for session in sessions], [_escape(event_id) for event_id in ids]
+        keys = [f"{session}\t{event_id}\tsha256:{sha256(line).hexdigest()}\n"
+                for line, session, event_id in zip(lines, sessions, ids)]
         self._keys.write("".join(keys).encode("utf-8"))
         if entry.events:
             entry.first_ts, entry.last_ts = _span(entry.first_ts, entry.last_ts, stamps)
