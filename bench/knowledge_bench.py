@@ -12,7 +12,9 @@ B. Knowledge updates with no cards: multi-session chats in which a person's situ
    in Boston" ... "we moved to Denver last week"), with distractor turns; ingested, not dreamt. For each
    question ("where does the user live now?"), the positions of the old and the new statement among the
    recall items: the share of questions (of those with both in the context) with the older one first.
-   The same over a plain BM25 over the turns.
+   The same over a plain BM25 over the turns. Each person's chat is a memory of its own, as LongMemEval
+   gives one user's history per question; all of them in one memory is measured too, apart: there "the
+   user" of a question is any of 15 people, so another person's newer move ranks beside this one's.
 
 Targets (README, issue 11): A. a superseded value in <= 5 % of contexts, active cards >= 20x smaller than the
 log, no active card of a volatile attribute; B. the older answer first in <= 15 % of questions. Baseline: the
@@ -364,8 +366,9 @@ def part_a(work: Path, sessions: int, seed: int, budget: int) -> dict[str, Any]:
             "card_to_log_ratio": round(size / log.stat().st_size, 4), "volatile_active_cards": volatile}
 
 
-def older_first(orders: list[list[str]], cases: list[Update]) -> dict[str, float]:
-    """Of the questions with both statements in the context, the share with the older one first."""
+def older_first(orders: list[list[str]], cases: list[Update]) -> dict[str, Any]:
+    """Of the questions with both statements in the context, the share with the older one first (and the
+    counts, for summing over memories)."""
     both = older = newer_only = 0
     for order, case in zip(orders, cases):
         if case.old_ref in order and case.new_ref in order:
@@ -373,12 +376,38 @@ def older_first(orders: list[list[str]], cases: list[Update]) -> dict[str, float
             older += order.index(case.old_ref) < order.index(case.new_ref)
         elif case.new_ref in order:
             newer_only += 1
-    return {"both": both, "older_first": older / both if both else 0.0, "newer_only": newer_only / len(cases)}
+    return {"both": both, "older_first": older / both if both else 0.0, "newer_only": newer_only / len(cases),
+            "older": older, "newer_only_count": newer_only, "questions": len(cases)}
 
 
 def part_b(work: Path, people: int, seed: int, budget: int) -> dict[str, Any]:
+    """Each person's conversation in a memory of its own, as LongMemEval gives one user's history per
+    question; and, apart, all of them in one memory, where "the user" of a question names no one."""
     events, cases, now = updates(people, seed)
-    root = work / "updates"
+    per_person = [_older_first_in(work / f"updates-{person}", [e for e in events if _person(e["session"]) == person],
+                                  [case for case in cases if _person(case.new_ref) == person], budget, now)
+                  for person in sorted({_person(event["session"]) for event in events})]
+    together = _older_first_in(work / "updates", events, cases, budget, now)
+    one = {name: _summed([result[name] for result in per_person], len(cases)) for name in ("recall", "bm25")}
+    undated = sum(result["raw_items_without_date"] for result in per_person)
+    return {"questions": len(cases), **one, "raw_items_without_date": undated,
+            "cards": sum(result["cards"] for result in per_person), "one_memory_for_all": together}
+
+
+def _person(session_or_ref: str) -> str:
+    """The conversation (``chat-03``) of a session id or an evidence reference."""
+    return session_or_ref.removeprefix("log://").split("/", 1)[0]
+
+
+def _summed(rows: list[dict[str, Any]], questions: int) -> dict[str, Any]:
+    both, older = sum(row["both"] for row in rows), sum(row["older"] for row in rows)
+    newer_only = sum(row["newer_only_count"] for row in rows)
+    return {"both": both, "older_first": older / both if both else 0.0, "newer_only": newer_only / questions,
+            "older": older, "newer_only_count": newer_only, "questions": questions}
+
+
+def _older_first_in(root: Path, events: list[dict[str, Any]], cases: list[Update], budget: int,
+                    now: str) -> dict[str, Any]:
     build_memory(root, events, now, dream=False)
     results = recall_all(root, [case.query for case in cases], budget, now)
     orders = [[item["id"] for item in result["items"]] for result in results]
@@ -388,7 +417,8 @@ def part_b(work: Path, people: int, seed: int, budget: int) -> dict[str, Any]:
     plain = [[f"log://{event['session']}#{event['id']}" for event in shown]
              for shown in baseline_contexts(events, [case.query for case in cases], budget)]
     return {"questions": len(cases), "recall": older_first(orders, cases), "bm25": older_first(plain, cases),
-            "raw_items_without_date": undated, "cards": cards}
+            "raw_items_without_date": undated,
+            "cards": cards}
 
 
 def machine() -> str:
@@ -412,6 +442,10 @@ def report(a: dict[str, Any], b: dict[str, Any], budget: int) -> None:
         row = b[name]
         print(f"{name:>8} {row['both']:10d} {row['older_first']:12.0%} {row['newer_only']:11.0%}")
     print(f"raw items without a date: {b['raw_items_without_date']}")
+    together = b["one_memory_for_all"]
+    print(f"all conversations in one memory (questions name no one): older first "
+          f"{together['recall']['older_first']:.0%} of {together['recall']['both']} "
+          f"(BM25 {together['bm25']['older_first']:.0%} of {together['bm25']['both']})")
 
 
 def main() -> None:
@@ -455,10 +489,15 @@ def add_figures(figures: Figures, a: dict[str, Any], b: dict[str, Any], budget: 
                 note=f"{a['active_card_bytes']:,} bytes of active cards")
     figures.add("changing facts: active cards of volatile attributes", a["volatile_active_cards"], "cards",
                 target=exactly(0, "0"))
-    figures.add(f"situation changes, no cards ({b['questions']} questions): the older answer ranked first",
-                b["recall"]["older_first"], "share", target=at_most(0.15, "<= 15 %"),
+    figures.add(f"situation changes, no cards ({b['questions']} questions, a memory per person): the older answer "
+                "ranked first", b["recall"]["older_first"], "share", target=at_most(0.10, "<= 10 % (issue 23)"),
                 floor=("plain BM25 over the turns", b["bm25"]["older_first"], "share"),
                 note=f"both answers shown for {b['recall']['both']} questions (BM25 {b['bm25']['both']})")
+    together = b["one_memory_for_all"]
+    figures.add("situation changes, all 15 people in one memory (questions name no one): the older answer ranked first",
+                together["recall"]["older_first"], "share",
+                floor=("plain BM25 over the turns", together["bm25"]["older_first"], "share"),
+                note=f"both answers shown for {together['recall']['both']} questions (BM25 {together['bm25']['both']})")
 
 
 if __name__ == "__main__":
