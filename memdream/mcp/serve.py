@@ -5,6 +5,7 @@ the server starts: an install without the extra gets one clear line."""
 from __future__ import annotations
 
 import os
+import threading
 
 from memdream.errors import MemdreamError
 from memdream.mcp.server import MemoryTools, ServerOptions
@@ -34,6 +35,8 @@ def serve(options: ServerOptions) -> None:
     # the server can afford one after each write (MemoryTools.collect_after_writes).
     gc.freeze()
     tools.collect_after_writes = True
+    # The first recall would otherwise load (or build) the indexes itself, while the agent waits.
+    threading.Thread(target=tools.warm, name="memdream-warm-up", daemon=True).start()
     server.run("stdio")
     # They would make the interpreter's final garbage collection take ~2 s, and clients wait for the
     # server to exit (then kill it): nothing made since needs collecting either.

@@ -96,9 +96,11 @@ class MemoryTools:
         # same note again is answered from here, without reading the raw layer's dedup index.
         self._stored: dict[str, Remembered] = {}
         # The recall indexes, kept between calls and checked by their stamps on each (a dream or an ingest
-        # in between is seen): unpickling them again took about half of a warm recall. Its fields are
-        # replaced whole, so recalls in two of the SDK's threads at worst load one part twice.
+        # in between is seen): unpickling them again took about half of a warm recall.
         self._indexes = IndexMemo()
+        # The SDK runs tools in threads: recalls (and the warm-up) use the indexes one at a time, so that
+        # two never load the same one, and a first recall waits for the warm-up instead of doing it again.
+        self._loading = threading.Lock()
         # Collect garbage after each write: see _store. Set by serve(), which froze the long-lived objects.
         self.collect_after_writes = False
 
@@ -111,10 +113,35 @@ class MemoryTools:
         options = RecallOptions(budget=budget, scope=self.options.scope, cwd=self.options.cwd)
         options.check()
         self._settled()
-        result = recall(self.root, query, options, self._indexes)
+        with self._loading:
+            result = recall(self.root, query, options, self._indexes)
         cards = [item.id for item in result.items if item.source == "card"]
         self._log("recall", session, cards=cards)
         return RecallAnswer(result.context, cards, result.budget)
+
+    def warm(self) -> None:
+        """Load the recall indexes (building them when the memory was never recalled: seconds for a large
+        raw layer) before the first recall asks for them; serve() runs it in the background as the agent
+        connects. A shortcut only: nothing is loaded while a dream writes the cards, and whatever fails
+        here fails again, and is reported, in the recall that needs it."""
+        from memdream.memory.journal import dream_pending
+        from memdream.recall.engine import load_meta
+        from memdream.recall.index import load_card_index, load_segment_indexes
+
+        def memory() -> Any:  # read only when an index must be built
+            from memdream.memory.store import Memory
+
+            return Memory(self.root)
+
+        with self._loading:
+            if dream_pending(self.root):
+                return
+            try:
+                load_meta(self.paths, memory, self._indexes)
+                load_card_index(self.paths, memory, self._indexes)
+                load_segment_indexes(self.paths, self._indexes)
+            except Exception:  # noqa: BLE001 - a thread's traceback would reach the agent's log
+                return
 
     def plan(self, session: str | None = None) -> dict[str, Any]:
         from memdream.memory.store import Memory

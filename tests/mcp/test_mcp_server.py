@@ -172,6 +172,33 @@ def test_recall_sees_a_note_a_dream_and_an_edit_made_while_the_server_runs(memor
     assert edited.structured_content["cards"] == [card.stem] and "port 6433" in text_of(edited)
 
 
+def test_the_server_loads_the_indexes_before_the_first_recall(memory: Path, write_card: Any, run: Any,
+                                                              tmp_path: Path) -> None:
+    """A memory never recalled: the server builds its recall indexes in the background as the agent
+    connects, so that the first recall does not wait for them."""
+    write_card(id="f-000001", subject="export-bucket", attribute="region", value="eu-central-1",
+               statement="The export bucket lives in eu-central-1.")
+    session = ClaudeSession("s-warm", "/work/billing-api", datetime(2026, 11, 29, 9, tzinfo=timezone.utc))
+    session.user("The reports land in the export bucket every night.")
+    session.write(tmp_path / "logs")
+    assert run("ingest", tmp_path / "logs", "--memory", memory).exit_code == 0
+    cache = memory / ".memdream" / "cache" / "recall"
+    assert not cache.exists()
+
+    async def conversation(client: Client) -> tuple[set[str], Any]:
+        for _ in range(300):  # at most half a minute: a loaded machine is slow, a broken warm-up never ends
+            if (cache / "raw" / "000001.jsonl.pickle").exists():
+                break
+            await asyncio.sleep(0.1)
+        built = {path.name for path in cache.rglob("*.pickle")}
+        return built, await client.call_tool("recall", {"query": "where do the reports land"})
+
+    built, answer = talk(server(memory), conversation)
+    assert built == {"meta.pickle", "cards.pickle", "000001.jsonl.pickle"}  # before any recall
+    assert "every night" in text_of(answer)
+    assert [entry["tool"] for entry in call_log(memory)] == ["recall"]
+
+
 def test_plan_and_plan_update(memory: Path, run: Any) -> None:
     async def conversation(client: Client) -> list[Any]:
         before = await client.call_tool("plan", {})
