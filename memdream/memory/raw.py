@@ -319,8 +319,9 @@ class RawLayer:
 class SegmentWriter:
     """Stages new segment files for one ingest run; nothing is visible until :meth:`publish`.
 
-    Each staged segment has a staged dedup index beside it, written line by line too, so that
-    a run holds no per-event data in memory and publishing reads nothing back but the hash.
+    Each staged segment has a staged dedup index beside it, written as the segment is, so that
+    a run holds no per-event data in memory (beyond the batch being written) and publishing reads
+    nothing back but the hash.
     ``mark``/``rollback`` let the caller drop everything one input file added, so that a bad
     line in a file leaves nothing of that file behind.
     """
@@ -408,7 +409,7 @@ class SegmentWriter:
                 self._open_next()
                 entry = self._entry
                 assert entry is not None
-            end = min(len(lines), start + self.max_events - entry.events)
+            end = min(len(lines), start + max(self.max_events - entry.events, 1))  # a fresh segment takes one
             self._append(entry, lines[start:end], sessions[start:end], ids[start:end], stamps[start:end])
             start = end
 

@@ -45,7 +45,7 @@ def staged(root: Path, batches: list[list[tuple[bytes, str, str, str]]], togethe
 
 
 @pytest.mark.parametrize("stamps", [STAMPS[:3], STAMPS], ids=["alike", "every-form"])
-@pytest.mark.parametrize("max_events", [7, 1000])
+@pytest.mark.parametrize("max_events", [1, 7, 1000])
 def test_lines_written_together_are_the_lines_written_one_by_one(tmp_path: Path, stamps: list[str],
                                                                  max_events: int) -> None:
     batches = [events(count, seed, stamps) for seed, count in enumerate([1, 13, 40, 6, 0, 21])]
