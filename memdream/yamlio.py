@@ -182,11 +182,13 @@ def umask_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, sync: bool = True) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
 
     The file gets the umask's mode, as git gives the files it checks out: mkstemp's 0600 would make
-    cards, plan and index private in a repository that people review and share."""
+    cards, plan and index private in a repository that people review and share. ``sync=False`` leaves
+    out the fsync, for a file a crash cannot make worse than lost: one a journal puts back (dream's
+    cards, see memdream/dream/pipeline.py) or local state rebuilt when it is damaged."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -194,7 +196,8 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fchmod(handle.fileno(), umask_mode())
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -153,7 +153,8 @@ def load(state_dir: Path, root: Path) -> Ledger:
 
 def save(state_dir: Path, ledger: Ledger, head: str | None) -> None:
     ledger.head = head
-    yamlio.write_atomic(ledger_path(state_dir), json.dumps(ledger.to_dict(), ensure_ascii=False))
+    # Not synced: a ledger that does not describe HEAD (or cannot be read) is rebuilt from the commits (load).
+    yamlio.write_atomic(ledger_path(state_dir), json.dumps(ledger.to_dict(), ensure_ascii=False), sync=False)
 
 
 def rebuild(root: Path) -> Ledger:

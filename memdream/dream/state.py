@@ -92,7 +92,9 @@ def load(state_dir: Path) -> DreamState | None:
 
 
 def save(state_dir: Path, state: DreamState) -> None:
-    yamlio.write_atomic(dream_state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True))
+    # Not synced: the state is local and rebuilt from git and raw/ when it is lost or damaged (load).
+    yamlio.write_atomic(dream_state_path(state_dir), json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True),
+                        sync=False)
 
 
 def consumed_from_git(root: Path) -> int:
