@@ -289,7 +289,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.span = _span(ledger, consumed)
     if budget is not None:
         events, report.deferred = budget_mod.within(events, budget.events_allowed(state.seconds_per_event))
-    report.run_id = _run_id(now, consumed, events, gitops.head_or_none(memory.root))
+    report.run_id = _run_id(now, consumed, events, ledger.head)  # load made it HEAD's sha (one git process less)
     ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
                        events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
                        recent_ops=_recent_ops(memory), state_dir=memory.paths.state,
@@ -326,7 +326,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     if report.changes or raw_pending or report.redreamed or report.deferred:
         report.commit = _write_and_commit(memory, ctx, report, raw_pending, commit_in_project)
         remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"])
-    ledger_mod.save(memory.paths.state, ledger, gitops.head_or_none(memory.root))
+    # HEAD is the commit just made, else the one the run started from (the ledger's, from load).
+    ledger_mod.save(memory.paths.state, ledger, report.commit or ledger.head)
     if consumed is not None:
         state.consumed = consumed[1]
     state.last_run = now  # every dream, not only those that commit: decay's clock-jump guard reads it
@@ -559,11 +560,14 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, ra
     if raw_pending:  # ingest's bookkeeping rides with the dream (ingest.commit)
         report.ingested = manifest_commit.uncommitted_segments(memory)
         trailers[trailer.INGEST] = manifest_commit.trailer_value(report.ingested)
-        manifest_commit.stage(memory)
         raw_paths = manifest_commit.tracked_raw_paths(memory)
-        # Staged, not merely changed: with ingest.track_raw the new segments are files .gitignore names.
-        files += gitops.staged_paths(memory.root, raw_paths)
         paths += raw_paths
+        if manifest_commit.track_raw(memory):
+            manifest_commit.stage(memory)
+            # Staged, not merely changed: with ingest.track_raw the new segments are files .gitignore names.
+            files += gitops.staged_paths(memory.root, raw_paths)
+        else:  # the manifest, which `git status` found changed: named like the dream's files, staged with them
+            files += raw_pending
     if gitops.in_project(memory.root) and not commit_in_project:  # the user's branch: stage, never commit
         gitops.stage(memory.root, paths, force=manifest_commit.track_raw(memory),
                      index_lock=index_lock(memory.paths.state))
