@@ -327,3 +327,26 @@ def test_an_active_session_keeps_its_fingerprints_across_runs() -> None:
         state = json.loads(json.dumps(tagger.state()))
         if run_number:
             assert WEAK in tags
+
+
+@given(st.text(alphabet=st.sampled_from([" ", "\t", "\n", "\xa0", "\u3000", "\x1f", "a", "B", "é", "İ", "ß", "x"]),
+               max_size=12) | st.text(max_size=40))
+def test_a_fingerprint_is_the_digest_of_the_text_lowercased_with_its_whitespace_normalized(text: str) -> None:
+    import hashlib
+
+    from memdream.ingest.salience import _fingerprint
+
+    try:
+        expected = hashlib.blake2b(" ".join(text.lower().split()).encode(), digest_size=8).hexdigest()
+    except UnicodeEncodeError:  # a lone surrogate: no digest either way
+        return
+    assert _fingerprint(text) == expected
+
+
+def test_the_only_printable_character_that_splits_text_is_the_space() -> None:
+    """What _fingerprint's shortcut rests on, for every code point of this Python's Unicode tables."""
+    import sys
+
+    splitting = [code for code in range(sys.maxunicode + 1)
+                 if chr(code).isprintable() and len(f"a{chr(code)}b".split()) != 1]
+    assert splitting == [ord(" ")]
