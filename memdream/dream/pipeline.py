@@ -267,7 +267,10 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     started = time.monotonic()
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
-    cached = _load_frozen(memory)
+    ledger = ledger_mod.load(memory.paths.state, memory.root)  # its head is HEAD's sha
+    # dream() found the tracked files as HEAD has them; in a project's repository only as its index has them.
+    clean_at = None if gitops.in_project(memory.root) else ledger.head
+    cached = _load_frozen(memory, clean_at)
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
@@ -276,7 +279,6 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     before = {item.card.id: (item.card.snapshot(), item.relpath) for item in cached}
     sizes = {item.card.id: item.size for item in cached}
     raw = RawLayer(memory.paths)
-    ledger = ledger_mod.load(memory.paths.state, memory.root)
     state = _load_state(memory, raw, lambda: {item.card.id: Card.from_dict(item.card.to_dict()) for item in cached},
                         settings, ledger)
     manifest = raw.manifest()
@@ -325,7 +327,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     raw_pending = manifest_commit.pending(memory)
     if report.changes or raw_pending or report.redreamed or report.deferred:
         report.commit = _write_and_commit(memory, ctx, report, raw_pending, commit_in_project)
-        remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"])
+        remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"],
+                       commit=report.commit if clean_at is not None else None)
     # HEAD is the commit just made, else the one the run started from (the ledger's, from load).
     ledger_mod.save(memory.paths.state, ledger, report.commit or ledger.head)
     if consumed is not None:
@@ -346,11 +349,11 @@ def _learned(ctx: DreamContext) -> bool:
     return bool(ctx.events) or bool(ctx.ops)
 
 
-def _load_frozen(memory: Memory) -> list[CachedCard]:
+def _load_frozen(memory: Memory, clean_at: str | None) -> list[CachedCard]:
     """Every card, kept out of the garbage collector's sight until the run ends (dream() unfreezes):
     the run holds them all to the end, and each full collection would walk ten thousand cards and
-    their evidence again (a third of an incremental dream's time)."""
-    return _frozen(lambda: load_cards(memory))
+    their evidence again (a third of an incremental dream's time). ``clean_at``: see load_cards."""
+    return _frozen(lambda: load_cards(memory, clean_at=clean_at))
 
 
 def _frozen(load: Callable[[], _Loaded]) -> _Loaded:

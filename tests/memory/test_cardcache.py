@@ -156,3 +156,61 @@ def test_remembered_cards_are_read_from_the_cache(memory: Path, write_card: Call
     cardcache.remember_cards(Memory(memory), {"cards/facts/f-000001.yaml": card}, ["cards/facts/f-000002.yaml"])
     garble_keeping_stat(kept)
     assert values(memory) == {"f-000001": "eu-west-1", "f-000002": "16.1"}
+
+
+def marked(memory: Path, write_card: Callable[..., Path]) -> Path:
+    """A memory whose cache a dream marked as the cards of commit "c1"; its first card's file."""
+    first = write_card()
+    write_card(id="f-000002", subject="postgres", attribute="version", value="16.1")
+    write_card(id="s-000003", type="strategy", subject="deploys", attribute=None, value=None, scope="project:x")
+    write_card(id="f-000004", archived=True, subject="old", attribute="owner", value="me", status="superseded")
+    values(memory)
+    cardcache.remember_cards(Memory(memory), {}, commit="c1")
+    return first
+
+
+def test_a_mark_for_the_clean_head_reads_no_card_file(memory: Path, write_card: Callable[..., Path]) -> None:
+    first = marked(memory, write_card)
+    first.write_text("\t" * 10, encoding="utf-8")  # a new stat: only a load that looks at it sees it
+    fast = cardcache.load_cards(Memory(memory), clean_at="c1")
+    assert [item.card.value for item in fast if item.card.id == "f-000001"] == ["eu-central-1"]
+    with pytest.raises(InvalidMemory):  # another HEAD: every file is checked
+        cardcache.load_cards(Memory(memory), clean_at="c2")
+
+
+def test_a_mark_gives_the_cards_in_the_order_of_a_load_from_disk(memory: Path,
+                                                                 write_card: Callable[..., Path]) -> None:
+    marked(memory, write_card)
+    slow = cardcache.load_cards(Memory(memory))
+    fast = cardcache.load_cards(Memory(memory), clean_at="c1")
+    shown = [(item.relpath, item.layer, item.archived, item.size, item.card) for item in fast]
+    assert shown == [(item.relpath, item.layer, item.archived, item.size, item.card) for item in slow]
+    assert [item.relpath for item in cardcache.load_cards(Memory(memory), False, clean_at="c1")] == [
+        item.relpath for item in slow if not item.archived]
+
+
+def test_a_frame_after_the_mark_takes_it_away(memory: Path, write_card: Callable[..., Path]) -> None:
+    first = marked(memory, write_card)
+    rewrite(first, "eu-central-1", "eu-west-1")
+    assert values(memory)["f-000001"] == "eu-west-1"  # a reader's frame, after the mark
+    rewrite(first, "eu-west-1", "eu-central-1")  # as HEAD has it again, file stat aside
+    garble_keeping_stat(first)
+    with pytest.raises(InvalidMemory):
+        cardcache.load_cards(Memory(memory), clean_at="c1")
+
+
+def test_a_file_made_in_a_card_folder_takes_the_mark_away(memory: Path, write_card: Callable[..., Path]) -> None:
+    marked(memory, write_card)
+    folder = memory / "cards" / "facts"
+    before = folder.stat().st_mtime_ns
+    write_card(id="f-000005", subject="ignored-by-git", attribute="owner", value="x")
+    os.utime(folder, ns=(before + 1_000_000, before + 1_000_000))  # whatever the clock's granularity
+    ids = {item.card.id for item in cardcache.load_cards(Memory(memory), clean_at="c1")}
+    assert "f-000005" in ids
+
+
+def test_a_load_that_checked_every_file_marks_the_cache(memory: Path, write_card: Callable[..., Path]) -> None:
+    first = write_card()
+    assert [item.card.value for item in cardcache.load_cards(Memory(memory), clean_at="c1")] == ["eu-central-1"]
+    first.write_text("\t" * 10, encoding="utf-8")
+    assert [item.card.value for item in cardcache.load_cards(Memory(memory), clean_at="c1")] == ["eu-central-1"]
