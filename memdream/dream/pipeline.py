@@ -12,12 +12,13 @@ import copy
 import gc
 import hashlib
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdream import gitops, yamlio
 from memdream.clock import now_iso, parse_timestamp
@@ -35,8 +36,6 @@ from memdream.dream import (
     verify,
     versions,
 )
-from memdream.dream import budget as budget_mod
-from memdream.dream import explain as explain_mod
 from memdream.dream import ledger as ledger_mod
 from memdream.dream import state as state_mod
 from memdream.dream.keys import induced_keys
@@ -58,6 +57,10 @@ from memdream.memory.store import Memory
 from memdream.memory.tenant_marks import marked
 from memdream.progress import NO_PROGRESS, Progress
 from memdream.redact import Redactor
+
+if TYPE_CHECKING:  # imported when a run is budgeted or explained: most runs are neither
+    from memdream.dream import budget as budget_mod
+    from memdream.dream import explain as explain_mod
 
 Stage = Callable[[DreamContext], None]
 # Order matters: corrections (verify) come before additions (admit).
@@ -208,6 +211,9 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
             if len(newest) == index_file.MAX_RECENT:
                 return newest[::-1]
             if line.strip():
+                start = _AUDIT_LINE_START.match(line)
+                if start is not None and start.group(1) == EVIDENCE_OP:
+                    continue  # told by its start, unparsed: a first dream's audit ends in thousands of these
                 try:
                     entry = json.loads(line)
                 except ValueError:
@@ -215,6 +221,10 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
                 if isinstance(entry, dict) and entry.get("op") != EVIDENCE_OP:  # not a change to show
                     newest.append(entry)
     return newest[::-1]
+
+
+# How dream writes an audit line's start (json.dumps' default separators; review.history reads it alike).
+_AUDIT_LINE_START = re.compile(r'\{"run": "[^"\\]*", "op": "([a-z]+)"')
 
 
 def _run_id(now: str, consumed: tuple[int, int] | None, events: list[dict[str, Any]], head: str | None) -> str:
@@ -290,7 +300,9 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     events = waiting + _frozen(lambda: _read_events(raw, new, report))
     report.span = _span(ledger, consumed)
     if budget is not None:
-        events, report.deferred = budget_mod.within(events, budget.events_allowed(state.seconds_per_event))
+        from memdream.dream.budget import within
+
+        events, report.deferred = within(events, budget.events_allowed(state.seconds_per_event))
     report.run_id = _run_id(now, consumed, events, ledger.head)  # load made it HEAD's sha (one git process less)
     ctx = DreamContext(now=now, run_id=report.run_id, settings=settings, cards=cards, plan=memory.load_plan(),
                        events=events, key_stats=state.key_stats, sessions_seen=state.sessions_seen,
@@ -310,10 +322,13 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
     report.warnings = list(ctx.warnings)
     report.operations = [operation.to_dict(report.run_id) for operation in ctx.ops]
     if explain:
-        report.explained = explain_mod.explain(ctx)
+        from memdream.dream.explain import explain as explained
+
+        report.explained = explained(ctx)
     on_disk: dict[str, Card] = {}
-    report.changes = _changes(memory, ctx, before, plan_before, on_disk) if _learned(ctx) else []
-    report.after = _measure_after(memory, ctx, report.changes, sizes, fixed)
+    touched = _touched(memory, ctx, before)
+    report.changes = _changes(memory, ctx, before, touched, plan_before, on_disk) if _learned(ctx) else []
+    report.after = _measure_after(memory, ctx, report.changes, sizes, fixed, report.before, before, touched)
     if dry_run:
         return report
     if ledger.waiting() and waiting_read:
@@ -377,19 +392,37 @@ def _fixed_files(memory: Memory) -> tuple[int, int]:
     return sum(path.stat().st_size for path in present), len(present)
 
 
-def _changes(memory: Memory, ctx: DreamContext, before: dict[str, tuple[tuple[Any, ...], str]],
-             plan_before: dict[str, Any], on_disk: dict[str, Card]) -> list[FileChange]:
+Snapshot = tuple[Any, ...]  # Card.snapshot()
+Before = dict[str, tuple[Snapshot, str]]  # card id -> (the card as read, its file relative to the root)
+
+
+def _touched(memory: Memory, ctx: DreamContext, before: Before) -> list[str]:
+    """The cards whose file or figures may differ from what was read, in id order: new ones, those a
+    stage changed, those not in the folder their type and status name, and any a stage dropped. The
+    rest are as read: what to write and the figures after the run look at these alone (redacting and
+    validating every card, or measuring it again, would cost a dream O(memory))."""
+    relpath = memory.paths.card_relpath
+    touched = [card_id for card_id, card in ctx.cards.items()
+               if (old := before.get(card_id)) is None or old[0] != card.snapshot()
+               or old[1] != relpath(card.type, card_id, archived=not card.is_active)]
+    touched += before.keys() - ctx.cards.keys()
+    return sorted(touched)
+
+
+def _changes(memory: Memory, ctx: DreamContext, before: Before, touched: list[str], plan_before: dict[str, Any],
+             on_disk: dict[str, Card]) -> list[FileChange]:
     """The files to write; fills ``on_disk`` (relative path -> the card as its written file will say)."""
     # Dream never commits what lint would reject: what it writes passes the redaction rules of
     # memdream.yaml as they are now (a rule added after ingest still keeps its matches out of git).
     redactor = Redactor.from_settings(memory.settings)
     changes: list[FileChange] = []
     written: list[Card] = []
-    for card_id, card in sorted(ctx.cards.items()):
+    for card_id in touched:
+        card = ctx.cards.get(card_id)
+        if card is None:
+            continue  # dropped by a stage: its file stays
         target = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
         old = before.get(card_id)
-        if old is not None and old[0] == card.snapshot() and old[1] == target:
-            continue  # as read: redacting and validating every card would cost a dream O(memory)
         data = _valid(f"card {card_id}", "card", _redacted_fields(redactor, card.to_dict(), _CARD_TEXT_FIELDS))
         text = yamlio.dumps(data)
         if old is not None and old[1] == target and _same_text(memory.root / target, text):
@@ -442,7 +475,7 @@ def _same_text(path: Path, text: str) -> bool:
         return False
 
 
-def _held_evidence(ctx: DreamContext, before: dict[str, Any], written: list[Card]) -> list[dict[str, Any]]:
+def _held_evidence(ctx: DreamContext, before: Before, written: list[Card]) -> list[dict[str, Any]]:
     """Audit lines for the evidence that the written cards do not show (see memory/evidence_log.py)."""
     log = ctx.memo.get("evidence_log")  # loaded when a card that had held evidence was expanded
     lines = []
@@ -502,16 +535,41 @@ def _redacted_plan(redactor: Redactor, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _measure_after(memory: Memory, ctx: DreamContext, changes: list[FileChange], sizes: dict[str, int],
-                   fixed: tuple[int, int]) -> Metrics:
+                   fixed: tuple[int, int], measured: Metrics, before: Before, touched: list[str]) -> Metrics:
+    """The figures after the run: those before (``measured``), with the touched cards as they were
+    counted out and as they are counted in (each card adds its own share to every figure)."""
     written = {change.path: len(change.text.encode("utf-8")) for change in changes if change.action == "write"}
-    measured = []
-    for card_id, card in ctx.cards.items():
-        shown = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
-        measured.append((card, written.get(shown, sizes.get(card_id, 0))))
     fixed_bytes = 0
     for name, path in ((PLAN_FILE, memory.paths.plan), (INDEX_FILE, memory.paths.index)):
         fixed_bytes += written.get(name, path.stat().st_size if path.exists() else 0)
-    return measure(measured, fixed_bytes, fixed[1])
+    now = []
+    for card_id in touched:
+        card = ctx.cards.get(card_id)
+        if card is not None:
+            shown = memory.paths.card_relpath(card.type, card_id, archived=not card.is_active)
+            now.append((card, written.get(shown, sizes.get(card_id, 0))))
+    was = [(_as_read(before[card_id][0]), sizes[card_id]) for card_id in touched if card_id in before]
+    return _recounted(measured, measure(now, fixed_bytes, 0), measure(was, fixed[0], 0))
+
+
+_CARD_FIELDS = tuple(item.name for item in fields(Card))
+
+
+def _as_read(snapshot: Snapshot) -> Card:
+    """The card a snapshot was taken of, as it was then (a snapshot holds its fields in their order)."""
+    if len(snapshot) != len(_CARD_FIELDS):
+        raise InvalidMemory("a card holds more than its fields (a bug: Card.snapshot)")
+    return Card(**dict(zip(_CARD_FIELDS, snapshot)))
+
+
+def _recounted(base: Metrics, counted_in: Metrics, counted_out: Metrics) -> Metrics:
+    """``base`` plus the figures of ``counted_in``, minus those of ``counted_out``, field by field."""
+    values: dict[str, Any] = {}
+    for item in fields(Metrics):
+        was, plus, minus = (getattr(figures, item.name) for figures in (base, counted_in, counted_out))
+        values[item.name] = ({key: was[key] + plus[key] - minus[key] for key in was} if isinstance(was, dict)
+                             else was + plus - minus)
+    return Metrics(**values)
 
 
 def _summary(report: DreamReport) -> str:
