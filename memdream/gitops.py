@@ -59,8 +59,7 @@ def _git(root: Path, args: Sequence[str], env: Mapping[str, str] | None = None, 
     answer, not a failure (``check-ignore`` says "none ignored" with 1)."""
     if not is_repo(root):
         raise GitError(f"{root} is not a git repository")
-    environment = {**os.environ, **dict(env or {}), "LANGUAGE": "C", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
-    command = ["git", "-c", "core.quotePath=false", *args]
+    command, environment = _invocation(args, env)
     try:
         if stdin is None:
             done = subprocess.run(command, cwd=root, env=environment, capture_output=True, stdin=subprocess.DEVNULL,
@@ -69,11 +68,47 @@ def _git(root: Path, args: Sequence[str], env: Mapping[str, str] | None = None, 
             done = subprocess.run(command, cwd=root, env=environment, capture_output=True, input=stdin, check=False)
     except OSError as error:
         raise GitError(f"git {args[0]} failed: {error.strerror or error}") from None
-    if done.returncode != 0 and done.returncode not in ok_codes:
-        said = done.stderr or done.stdout or f"exit status {done.returncode}".encode()
+    return _output(root, args, done.returncode, done.stdout, done.stderr, ok_codes)
+
+
+def _invocation(args: Sequence[str], env: Mapping[str, str] | None) -> tuple[list[str], dict[str, str]]:
+    environment = {**os.environ, **dict(env or {}), "LANGUAGE": "C", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    return ["git", "-c", "core.quotePath=false", *args], environment
+
+
+def _output(root: Path, args: Sequence[str], code: int, stdout: bytes, stderr: bytes,
+            ok_codes: Sequence[int] = ()) -> bytes:
+    """A finished git command's output; its failure as one exception."""
+    if code != 0 and code not in ok_codes:
+        said = stderr or stdout or f"exit status {code}".encode()
         raise _git_failure(root, args[0], " ".join(said.decode("utf-8", "replace").split()))
-    output: bytes = done.stdout
-    return output
+    return stdout
+
+
+class Running:
+    """A git command started while its caller does other work; :meth:`text` waits for its output (as
+    :func:`_run` would have returned it). Who starts one waits for it, or closes it."""
+
+    def __init__(self, root: Path, *args: str) -> None:
+        if not is_repo(root):
+            raise GitError(f"{root} is not a git repository")
+        self.root, self.args = root, args
+        command, environment = _invocation(args, None)
+        try:
+            self.process = subprocess.Popen(command, cwd=root, env=environment, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as error:
+            raise GitError(f"git {args[0]} failed: {error.strerror or error}") from None
+
+    def text(self) -> str:
+        stdout, stderr = self.process.communicate()
+        output = _output(self.root, self.args, self.process.returncode, stdout, stderr)
+        return output.decode("utf-8", "replace").removesuffix("\n")
+
+    def close(self) -> None:
+        """Wait for the command if nobody did (its caller failed first): no process is left behind."""
+        if self.process.returncode is None:
+            self.process.communicate()
 
 
 def _run(root: Path, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None,
@@ -671,9 +706,20 @@ def empty_tree_changes(root: Path, new_rev: str, paths: Sequence[str]) -> list[F
 def status_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:
     """Files under ``pathspecs`` that differ from HEAD or are untracked (ignored ones aside), as the
     memory names them; a renamed file is its old and its new path."""
-    output = _run(root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+    return start_status(root, pathspecs).paths()
+
+
+class Status(Running):
+    """``git status`` of some paths, started: :meth:`paths` waits for what :func:`status_paths` gives."""
+
+    def paths(self) -> list[str]:
+        return [_outside(self.root, entry[3:]) for entry in self.text().split("\0") if len(entry) > 3]
+
+
+def start_status(root: Path, pathspecs: Iterable[str] = ()) -> Status:
+    """:func:`status_paths` started: git compares the files while the caller works (it stats every one)."""
+    return Status(root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                   *_within(root, pathspecs))
-    return [_outside(root, entry[3:]) for entry in output.split("\0") if len(entry) > 3]
 
 
 def staged_paths(root: Path, pathspecs: Iterable[str] = ()) -> list[str]:

@@ -45,7 +45,7 @@ from memdream.errors import InvalidMemory
 from memdream.memory import journal, manifest_commit
 from memdream.memory import trailers as trailer
 from memdream.memory.card import INLINE_EVIDENCE, Card
-from memdream.memory.cardcache import CachedCard, load_cards, remember_cards
+from memdream.memory.cardcache import CachedCard, load_cards, read_cache, remember_cards
 from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
 from memdream.memory.journal import TRACKED, pause_for_tests
 from memdream.memory.lock import WRITER_WAIT_SECONDS, index_lock, lock_wait_seconds, writer_lock
@@ -252,12 +252,16 @@ def dream(memory: Memory, dry_run: bool = False, extractor: str | None = None,
         if dry_run:  # a dry run writes nothing, so it cannot recover: it must not read half-written files
             journal.require_settled(memory.root)
         recovered = False if dry_run else journal.recover(memory.root, memory.paths.state)
-        journal.require_clean(memory.root, "dreaming")
+        # git compares every tracked file while the run reads its caches; waited for before the run
+        # uses a file (_load_frozen). Ingest's raw bookkeeping comes with it: not an edit, but committed.
+        check = journal.CleanCheck(memory.root, "dreaming", also=manifest_commit.tracked_raw_paths(memory))
         thresholds = gc.get_threshold()
         gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
         try:
-            return _dream_locked(memory, dry_run, recovered, extractor, commit_in_project, budget, progress, explain)
+            return _dream_locked(memory, dry_run, recovered, check, extractor, commit_in_project, budget, progress,
+                                 explain)
         finally:
+            check.close()
             gc.set_threshold(*thresholds)
             gc.unfreeze()  # the cards and events _dream_locked loaded may be collected again
 
@@ -271,16 +275,17 @@ def _run_settings(settings: Settings, extractor: str | None) -> Settings:
     return Settings(values)
 
 
-def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str | None = None,
-                  commit_in_project: bool = False, budget: budget_mod.DreamBudget | None = None,
-                  progress: Progress = NO_PROGRESS, explain: bool = False) -> DreamReport:
+def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, check: journal.CleanCheck,
+                  extractor: str | None = None, commit_in_project: bool = False,
+                  budget: budget_mod.DreamBudget | None = None, progress: Progress = NO_PROGRESS,
+                  explain: bool = False) -> DreamReport:
     started = time.monotonic()
     now = now_iso()
     settings = _run_settings(memory.settings, extractor)
     ledger = ledger_mod.load(memory.paths.state, memory.root)  # its head is HEAD's sha
-    # dream() found the tracked files as HEAD has them; in a project's repository only as its index has them.
+    # The check finds the tracked files as HEAD has them; in a project's repository only as its index has them.
     clean_at = None if gitops.in_project(memory.root) else ledger.head
-    cached = _load_frozen(memory, clean_at)
+    cached, raw_pending = _load_frozen(memory, clean_at, check)
     cards = {item.card.id: item.card for item in cached}
     if len(cards) != len(cached):
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
@@ -339,7 +344,6 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, extractor: str
         ledger.consumed(report.run_id, *consumed)
     if report.deferred and report.span is not None:
         ledger.defer(report.run_id, *report.span, report.deferred)
-    raw_pending = manifest_commit.pending(memory)
     if report.changes or raw_pending or report.redreamed or report.deferred:
         report.commit = _write_and_commit(memory, ctx, report, raw_pending, commit_in_project)
         remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"],
@@ -364,11 +368,21 @@ def _learned(ctx: DreamContext) -> bool:
     return bool(ctx.events) or bool(ctx.ops)
 
 
-def _load_frozen(memory: Memory, clean_at: str | None) -> list[CachedCard]:
+def _load_frozen(memory: Memory, clean_at: str | None, check: journal.CleanCheck) -> tuple[list[CachedCard], list[str]]:
     """Every card, kept out of the garbage collector's sight until the run ends (dream() unfreezes):
     the run holds them all to the end, and each full collection would walk ten thousand cards and
-    their evidence again (a third of an incremental dream's time). ``clean_at``: see load_cards."""
-    return _frozen(lambda: load_cards(memory, clean_at=clean_at))
+    their evidence again (a third of an incremental dream's time). ``clean_at``: see load_cards.
+
+    The card cache is read while git checks the tree (``check``: unpickling ten thousand cards takes
+    longer than git's look at every file), and no card file is read before the check said clean.
+    Also the changed raw bookkeeping the check found."""
+
+    def load() -> tuple[list[CachedCard], list[str]]:
+        cache = read_cache(memory)
+        raw_pending = check.wait()
+        return load_cards(memory, clean_at=clean_at, cache=cache), raw_pending
+
+    return _frozen(load)
 
 
 def _frozen(load: Callable[[], _Loaded]) -> _Loaded:

@@ -90,6 +90,13 @@ class _Cache:
         return self.overlay_entries + adding > max(MIN_FOLD, len(self.entries) // FOLD_SHARE)
 
 
+@dataclass(frozen=True)
+class CardCache:
+    """The cache files as read at one moment (see :func:`read_cache`)."""
+
+    cache: _Cache
+
+
 def _cache_dir(memory: Memory) -> Path:
     return memory.paths.state / "cache"
 
@@ -113,19 +120,28 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_cards(memory: Memory, include_archive: bool = True, clean_at: str | None = None) -> list[CachedCard]:
+def load_cards(memory: Memory, include_archive: bool = True, clean_at: str | None = None,
+               cache: CardCache | None = None) -> list[CachedCard]:
     """Every card, parsed from disk only where the file changed since the cache was written.
 
     ``clean_at``: the caller has just found the memory's tracked files as the commit ``clean_at`` (its
     HEAD) has them (git status, in the memory's own repository); when a dream's mark says the cache
-    holds that commit, no card file is looked at (see the module's doc)."""
+    holds that commit, no card file is looked at (see the module's doc). ``cache``: the cache files as
+    :func:`read_cache` read them (a dream reads them while git checks the tree)."""
     with _collector_paused():
-        return _load(memory, include_archive, clean_at)
+        return _load(memory, include_archive, clean_at, cache)
 
 
-def _load(memory: Memory, include_archive: bool, clean_at: str | None = None) -> list[CachedCard]:
+def read_cache(memory: Memory) -> CardCache:
+    """What the cache files hold, read now, for a :func:`load_cards` to come."""
+    with _collector_paused():
+        return CardCache(_read(_cache_dir(memory)))
+
+
+def _load(memory: Memory, include_archive: bool, clean_at: str | None = None,
+          read: CardCache | None = None) -> list[CachedCard]:
     folder = _cache_dir(memory)
-    cache = _read(folder)
+    cache = read.cache if read is not None else _read(folder)
     # Read before the folders are listed: a file made while they are, changes them after this.
     synced = Synced(clean_at, folder_times(memory.root)) if clean_at is not None else None
     if synced is not None and cache.synced == synced:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from memdream.errors import GitError, InterruptedDream
@@ -93,21 +94,57 @@ def recover(root: Path, state_dir: Path) -> bool:
 def require_clean(root: Path, doing: str) -> None:
     """Refuse uncommitted changes to memory files before ``doing`` (ingest's raw manifest waiting for
     the next dream is bookkeeping, not a change: it is not looked at)."""
-    from memdream import gitops
+    CleanCheck(root, doing).wait()
 
-    if not gitops.is_repo(root):
-        raise GitError(f"{root} is not a git repository (create memories with `memdream init`)")
-    watched = [*TRACKED, CONFIG_FILE]
-    if gitops.in_project(root):  # staged is what the last dream wrote there: only a person's edits count
-        dirty = gitops.unstaged_paths(root, watched)
+
+class CleanCheck:
+    """:func:`require_clean`, started: in the memory's own repository git compares every tracked file
+    while the writer reads its caches (a dream's card cache takes longer than git's check), and
+    :meth:`wait` refuses as require_clean would. ``also``: paths whose changes are bookkeeping, not a
+    person's edit (ingest's raw manifest): checked by the same git status, given back by :meth:`wait`.
+    Who starts one waits for it, or closes it."""
+
+    def __init__(self, root: Path, doing: str, also: Sequence[str] = ()) -> None:
+        from memdream import gitops
+
+        if not gitops.is_repo(root):
+            raise GitError(f"{root} is not a git repository (create memories with `memdream init`)")
+        self.doing, self.also = doing, list(also)
+        self.status: gitops.Status | None = None
+        self.project_dirty: list[str] = []
+        self.project_also: list[str] = []
+        watched = [*TRACKED, CONFIG_FILE]
+        if gitops.in_project(root):  # staged is what the last dream wrote there: only a person's edits count
+            self.project_dirty = gitops.unstaged_paths(root, watched)
+            self.project_also = gitops.status_paths(root, self.also) if self.also else []
+        else:
+            self.status = gitops.start_status(root, [*watched, *self.also])
+
+    def wait(self) -> list[str]:
+        """The changed paths under ``also``; a person's uncommitted change is one line of GitError."""
+        if self.status is None:
+            if self.project_dirty:
+                raise GitError(f"unstaged changes in {_some(self.project_dirty)}: stage (git add) or undo them "
+                               f"before {self.doing}")
+            return self.project_also
+        changed = self.status.paths()
+        also = [path for path in changed if any(_under(path, name) for name in self.also)]
+        dirty = [path for path in changed if path not in also]
         if dirty:
-            more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-            raise GitError(f"unstaged changes in {dirty[0]}{more}: stage (git add) or undo them before {doing}")
-        return
-    dirty = gitops.status_paths(root, watched)
-    if dirty:
-        more = f" and {len(dirty) - 1} more" if len(dirty) > 1 else ""
-        raise GitError(f"uncommitted changes in {dirty[0]}{more}: commit or stash them before {doing}")
+            raise GitError(f"uncommitted changes in {_some(dirty)}: commit or stash them before {self.doing}")
+        return also
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.close()
+
+
+def _some(paths: list[str]) -> str:
+    return paths[0] + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+
+
+def _under(path: str, name: str) -> bool:
+    return path == name or path.startswith(name.rstrip("/") + "/")
 
 
 def pause_for_tests() -> None:
