@@ -176,7 +176,7 @@ def _read_events(raw: RawLayer, names: list[str], report: DreamReport) -> list[d
 def _load_state(memory: Memory, raw: RawLayer, cards: Callable[[], dict[str, Card]],
                 settings: Any, ledger: ledger_mod.Ledger) -> state_mod.DreamState:
     """The saved state, or one rebuilt from git and the raw layer (``cards`` gives untouched copies)."""
-    loaded = state_mod.load(memory.paths.state)
+    loaded = _frozen(lambda: state_mod.load(memory.paths.state))  # held to the end of the run, as the cards
     if loaded is not None:
         return loaded
     rebuilt = state_mod.DreamState(consumed=state_mod.consumed_from_git(memory.root), rebuilt=True)
@@ -291,7 +291,8 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, check: journal
         raise InvalidMemory("two card files share one id (run `memdream lint`)")
     # What each card was, to write only the cards a stage changed (a snapshot: serializing ten
     # thousand cards twice a run would cost more than an incremental dream's real work).
-    before = {item.card.id: (item.card.snapshot(), item.relpath) for item in cached}
+    # Held to the end of the run, as the cards: out of the collector's sight.
+    before = _frozen(lambda: {item.card.id: (item.card.snapshot(), item.relpath) for item in cached})
     sizes = {item.card.id: item.size for item in cached}
     raw = RawLayer(memory.paths)
     state = _load_state(memory, raw, lambda: {item.card.id: Card.from_dict(item.card.to_dict()) for item in cached},
