@@ -349,6 +349,7 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, check: journal
         report.commit = _write_and_commit(memory, ctx, report, raw_pending, commit_in_project)
         remember_cards(memory, on_disk, [change.path for change in report.changes if change.action == "delete"],
                        commit=report.commit if clean_at is not None else None)
+        _remember_evidence(memory, ctx, report.changes)
     # HEAD is the commit just made, else the one the run started from (the ledger's, from load).
     ledger_mod.save(memory.paths.state, ledger, report.commit or ledger.head)
     if consumed is not None:
@@ -359,6 +360,15 @@ def _dream_locked(memory: Memory, dry_run: bool, recovered: bool, check: journal
     state_mod.save(memory.paths.state, state)
     journal.end(memory.root)
     return report
+
+
+def _remember_evidence(memory: Memory, ctx: DreamContext, changes: list[FileChange]) -> None:
+    """The evidence lines of the audit file this run wrote go into the evidence log's cache, when the
+    run read the log: the next dream then parses no audit file of this one."""
+    log = ctx.memo.get("evidence_log")
+    name = f"{ctx.run_id}.jsonl"
+    if log is not None and any(change.path == f"{AUDIT_DIR}/{name}" for change in changes):
+        log.remember(memory.paths.audit, memory.paths.state / "cache", name)
 
 
 def _learned(ctx: DreamContext) -> bool:

@@ -36,8 +36,9 @@ Stamp = tuple[int, int]
 class EvidenceLog:
     """What the audit files hold, per card id."""
 
-    def __init__(self, held: dict[str, list[Evidence]]) -> None:
+    def __init__(self, held: dict[str, list[Evidence]], seen: dict[str, Stamp] | None = None) -> None:
         self.held = held
+        self.seen = seen  # the audit files (name -> stamp) ``held`` was read from, when loaded
 
     @classmethod
     def load(cls, audit_dir: Path, cache_dir: Path | None = None) -> EvidenceLog:
@@ -55,7 +56,22 @@ class EvidenceLog:
             seen[name] = files[name]
         if fresh and cache_dir is not None:
             _write_cache(cache_dir / CACHE_FILE, (seen, held))
-        return cls(held)
+        return cls(held, seen)
+
+    def remember(self, audit_dir: Path, cache_dir: Path, name: str) -> None:
+        """Fold in the audit file ``name`` that the caller has just written, and keep the cache so: the
+        dream that writes evidence lines leaves the cache warm, as it leaves the card cache, and the
+        next load reads no file (a first dream's audit file holds thousands of lines). Only for a
+        loaded log whose files are as it read them (else the next load sorts it out)."""
+        files = _audit_files(audit_dir)
+        if self.seen is None or name in self.seen or name not in files:
+            return
+        if any(files.get(other) != stamp for other, stamp in self.seen.items()):
+            return
+        for card_id, added in _evidence_lines(audit_dir / name):
+            self.held.setdefault(card_id, []).extend(added)
+        self.seen[name] = files[name]
+        _write_cache(cache_dir / CACHE_FILE, (self.seen, self.held))
 
     def refs(self, card_id: str) -> list[Evidence]:
         """What the audit files hold for ``card_id`` (maybe nothing: a small card holds all inline)."""

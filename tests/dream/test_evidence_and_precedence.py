@@ -4,6 +4,7 @@ correction is not silently undone by a later stale reading (the precedence in do
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -75,6 +76,24 @@ def test_a_fact_read_many_times_keeps_three_pieces_inline_and_all_in_the_audit(m
     assert all(item.hash and item.hash.startswith("sha256:") for item in held)
     assert {item.kind for item in held} == {"observation", "note"}
     assert run("lint", memory).exit_code == 0
+
+
+def test_the_dream_that_writes_evidence_lines_leaves_the_evidence_cache_warm(memory: Path, tmp_path: Path,
+                                                                             run, monkeypatch) -> None:
+    monkeypatch.setenv("MEMDREAM_NOW", "2026-12-20T03:00:00Z")
+    for batch in range(3):  # the third dream reads the log (held evidence) and writes evidence lines
+        events = [_mention(f"s-{batch}{n}", START + timedelta(hours=10 * batch + n), "eu-central-1", 10 * batch + n)
+                  for n in range(10)]
+        assert run("ingest", _write(tmp_path / f"b{batch}.jsonl", events), "-m", memory).exit_code == 0
+        assert run("dream", "-m", memory).exit_code == 0
+    (path,) = _card_files(memory, "export-bucket")
+    card = _as_card(yamlio.load_file(path))
+    whole = EvidenceLog.load(memory / "audit").of(card)
+    newest = max((memory / "audit").glob("*.jsonl"), key=lambda audit: audit.stat().st_mtime_ns)
+    info = newest.stat()
+    newest.write_bytes(b" " * info.st_size)  # same stat: only a cache that holds its lines still knows them
+    os.utime(newest, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert EvidenceLog.load(memory / "audit", memory / ".memdream" / "cache").of(card) == whole
 
 
 def _as_card(data: dict[str, Any]) -> Any:
