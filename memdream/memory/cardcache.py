@@ -246,7 +246,7 @@ def _read(folder: Path) -> _Cache:
         return _Cache({}, None)
     cache = _Cache(entries, token)
     for frame_token, changes, synced in _frames(folder / OVERLAY_FILE, cache):
-        cache.overlay_entries += len(changes)
+        cache.overlay_entries += max(1, len(changes))  # a mark's empty frame counts: frames stay few
         cache.synced = synced if frame_token == token else None  # a mark holds until the next frame
         if frame_token != token:
             continue  # written against an older base, which a fold has replaced
