@@ -629,10 +629,10 @@ def _write_and_commit(memory: Memory, ctx: DreamContext, report: DreamReport, ra
     for change in report.changes:
         path = memory.root / change.path
         if change.action == "write":
-            # No fsync a file: the journal, written (and synced) first, is what makes a crash safe (the
-            # next run puts every tracked file back as HEAD has it), and git does not sync the commit
+            # Not synced file by file: the journal, written (and synced) first, is what makes a crash safe
+            # (the next run puts every tracked file back as HEAD has it), and git does not sync the commit
             # that follows either (core.fsync leaves loose objects, refs and the index to the OS). A sync
-            # a file cost 3-6 ms each on a busy disk: 200-400 ms for an incremental dream's 70 files.
+            # cost 3-6 ms a file on a busy disk: 200-400 ms for an incremental dream's 70 files.
             yamlio.write_atomic(path, change.text, sync=False)
         else:
             path.unlink(missing_ok=True)
