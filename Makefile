@@ -51,6 +51,9 @@ bench_run = { $(BIN)/python -u bench/$(1).py --json $(BENCH_OUT)/$(1).json $(2) 
 # bench/RESULTS.md (each missed figure linked to its profile) and bench/growth.png.
 bench: $(BENCH_STAMP)
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	# Byte-compiled as pip installs it: with PYTHONDONTWRITEBYTECODE set, an edited module would be
+	# compiled again by every process the scripts start, and its figures would carry that.
+	$(BIN)/python -m compileall -q memdream
 	$(call bench_run,lint_bench)
 	$(call bench_run,ingest_bench)
 	$(call bench_run,enqueue_bench)
