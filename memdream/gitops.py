@@ -301,15 +301,16 @@ def commit(
 
     ``files``: every file under ``paths`` the caller wrote or deleted, when it knows them; only those
     are staged and committed. In a memory of ten thousand cards, naming folders makes git compare
-    every card file to the index twice; naming the files costs what changed. They are committed by
-    git's plumbing (:func:`_commit_named`) when nothing stands in its way; else by ``git commit``
+    every card file to the index twice; naming the files costs what changed. In a large repository
+    (:func:`_large_index`) they are committed by git's plumbing (:func:`_commit_named`) when nothing
+    stands in its way; else by ``git commit``
     naming them (up to :data:`NAMED_FILES`); should git refuse the list (a path it ignores, a git
     before 2.25), the folders are named after all.
     """
     settle_index_lock(root, index_lock)
     message = format_message(subject, body, trailers)
     identity = identity_env(root)
-    if files:
+    if files and _large_index(root):
         try:
             made = _commit_named(root, message, files, force, allow_empty, identity)
         except (DiskFull, ReadOnlyMemory):
@@ -333,6 +334,20 @@ def commit(
     # Naming the paths again commits only them, never something else a person had staged.
     _run(root, *args, "--", *paths, env=identity)
     return resolve(root)
+
+
+# An index this large (~3,000 entries) makes `git add` and `git commit -- files` cost more than the seven
+# plumbing processes of :func:`_commit_named`; below it, the two porcelain processes are cheaper.
+PLUMBING_INDEX_BYTES = 256 * 1024
+
+
+def _large_index(root: Path) -> bool:
+    """Whether the memory's own repository has an index of :data:`PLUMBING_INDEX_BYTES` or more (a memory
+    inside a project's repository commits as ``git commit`` does)."""
+    try:
+        return (root / ".git" / "index").stat().st_size >= PLUMBING_INDEX_BYTES
+    except OSError:
+        return False
 
 
 # Hooks that `git commit --no-verify` still runs and git's plumbing does not: with one of them, a

@@ -62,3 +62,20 @@ def test_a_post_commit_hook_still_runs(memory: Path) -> None:
 def test_nothing_changed_is_refused_as_git_commit_refuses_it(memory: Path) -> None:
     with pytest.raises(GitError):
         gitops.commit(memory, "nothing", paths=["cards"], files=["plan.yaml"])
+
+
+@pytest.mark.parametrize(("threshold", "by_plumbing"), [(1, True), (1 << 40, False)])
+def test_the_plumbing_serves_a_large_index_and_git_commit_a_small_one(memory: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       threshold: int, by_plumbing: bool) -> None:
+    """Seven plumbing processes beat `git add` + `git commit -- files` only where the index is large; both
+    paths make the same commit of the named files."""
+    calls: list[str] = []
+    named = gitops._commit_named
+    monkeypatch.setattr(gitops, "PLUMBING_INDEX_BYTES", threshold)
+    monkeypatch.setattr(gitops, "_commit_named", lambda *args: calls.append("plumbing") or named(*args))
+    name = write(memory, "cards/facts/f-1.yaml", "a: 1\n")
+    sha = gitops.commit(memory, "add a card", paths=["cards"], files=[name])
+    assert bool(calls) is by_plumbing
+    assert sha == git(memory, "rev-parse", "HEAD").strip()
+    assert git(memory, "show", "--name-only", "--format=", "HEAD").split() == [name]
+    assert git(memory, "status", "--porcelain") == ""
