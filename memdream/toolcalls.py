@@ -17,6 +17,10 @@ MAX_COMMAND = 300
 # Tools whose arguments are a shell command line.
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "run_shell_command", "terminal",
                          "run_terminal_cmd", "execute_command", "shell_command"})
+# Tools that read more output of a shell command still running, and the argument naming which one:
+# Claude Code's BashOutput (1.x) and TaskOutput (2.x), Codex's write_stdin. Ingest gives their results
+# that command's line; dream counts such a read as part of the run it continues.
+OUTPUT_READERS = {"BashOutput": "bash_id", "TaskOutput": "task_id", "write_stdin": "session_id"}
 # The argument that says what a non-shell tool worked on, by preference.
 _MAIN_ARGS = ("file_path", "path", "notebook_path", "url", "pattern", "query", "description", "cmd", "command")
 # A shell wrapper around the real command: ``bash -lc "pytest -q"``.

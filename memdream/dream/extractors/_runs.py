@@ -10,16 +10,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memdream.dream.extractors._events import calls_by_id, result_command, shell_result, trusted
-from memdream.toolcalls import main_argument, output_lines, program
+from memdream.toolcalls import OUTPUT_READERS, main_argument, output_lines, program
 
 TEST_RUNNERS = frozenset({"pytest", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest"})
 # Commands that only look: a success of one of these is not a fix.
 INSPECTION = frozenset({"ls", "cat", "pwd", "echo", "head", "tail", "less", "more", "grep", "rg", "find", "which",
                         "wc", "file", "stat", "env", "printenv", "whoami", "type", "tree", "du", "df", "date"})
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_:-]*$")
-# Tools that read more of a command still running (ingest gives their results that command's line):
-# Claude Code's BashOutput and TaskOutput, Codex's write_stdin.
-OUTPUT_READERS = frozenset({"BashOutput", "TaskOutput", "write_stdin"})
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ from memdream.memory.tags import (
     SYNTHETIC_TAG,
     TITLE_TAG,
 )
-from memdream.toolcalls import command_line, is_shell
+from memdream.toolcalls import OUTPUT_READERS, command_line, is_shell
 
 NAME = "claude-code"
 
@@ -117,9 +117,9 @@ TODO_TOOL = "TodoWrite"
 # each TaskUpdate changes one by its id.
 TASK_CREATE, TASK_UPDATE = "TaskCreate", "TaskUpdate"
 # A shell command run in the background answers with its id; what it prints comes later, through a
-# call of one of these tools naming that id (1.x: BashOutput's ``bash_id``; 2.x: TaskOutput's ``task_id``).
+# call of an output reader naming that id (toolcalls.OUTPUT_READERS: BashOutput's ``bash_id``, TaskOutput's
+# ``task_id``).
 _BACKGROUND = re.compile(r"^Command running in background with ID: ([\w.-]+)")
-_OUTPUT_READERS = {"BashOutput": "bash_id", "TaskOutput": "task_id"}
 _BACKGROUND_FAILED = "<status>failed</status>"
 _TASK_NUMBER = re.compile(r"Task #(\d+)")
 # Text the harness writes into user lines: slash commands, local shell escapes, reminders.
@@ -609,7 +609,7 @@ def _finish(event: Event, line: dict[str, Any], ts: Any, session: str, state: _S
 def _background_read(tool: Any, args: Any, state: _State) -> tuple[str, str] | None:
     """The shell tool and command line whose background output a call of ``tool`` reads, or None: its
     result then reads as that command's result (what a dev server printed, a build's error)."""
-    key = _OUTPUT_READERS.get(tool) if isinstance(tool, str) else None
+    key = OUTPUT_READERS.get(tool) if isinstance(tool, str) else None
     shell_id = args.get(key) if key is not None and isinstance(args, dict) else None
     return state.background.get(shell_id) if isinstance(shell_id, str) else None
 
@@ -702,8 +702,7 @@ def _tool_result(block: dict[str, Any], state: _State) -> Event | None:
         return None
     if call.tool == TASK_CREATE:
         _task_created(call_id, text, state)
-    started = _BACKGROUND.match(text) if call.command and is_shell(call.tool) else None
-    if started is not None and call.tool is not None and call.command is not None:
+    if call.tool and call.command and is_shell(call.tool) and (started := _BACKGROUND.match(text)):
         state.background[started.group(1)] = (call.tool, call.command)
     failed = bool(block.get("is_error")) or (call.reads_background and _BACKGROUND_FAILED in text)
     return compact(
