@@ -734,13 +734,22 @@ def test_codex_legacy_rollout_format() -> None:
             "output": '{"output":"a\\nb\\n","metadata":{"exit_code":0}}',
         },
         {"type": "reasoning", "summary": []},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["cargo","test"]}', "call_id": "call_2"},
+        {
+            "type": "function_call_output",
+            "call_id": "call_2",
+            "output": "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 101,"
+            " stdout: \nrunning 3 tests\ntest result: ok. 3 passed",
+        },
     )
     events, _ = parse_text(codex, text)
-    assert kinds(events) == ["goal", "message", "tool_call", "tool_result"]
+    assert kinds(events) == ["goal", "message", "tool_call", "tool_result", "tool_call", "tool_result"]
+    # The 2025 builds' sandbox failure has no exit-code header: its opening words say it failed.
+    assert events[5]["ok"] is False
     assert {event["session"] for event in events} == {"5f1c0e3a-1111-4222-8333-944455556666"}
     # No times of their own: the session's start and the order of lines, one millisecond a line.
     times = [event["ts"] for event in events]
-    assert times[0] == times[1] > "2025-05-07T17:24:21.123Z" and times == sorted(times) and len(set(times)) == 3
+    assert times[0] == times[1] > "2025-05-07T17:24:21.123Z" and times == sorted(times) and len(set(times)) == 5
     assert all(event["meta"]["ts_synthetic"] is True for event in events)
     assert events[3]["ok"] is True and events[3]["text"] == "a\nb\n"
     assert detect(text) == "codex"

@@ -99,8 +99,10 @@ _RUNNING = re.compile(r"^Process running with session ID (\d+)", re.MULTILINE)
 _STDIN_TOOL = "write_stdin"
 _EXEC_TOOL = "exec_command"
 _EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
-# Only unmistakable failure openings: a tool that merely prints the word "error" did not fail.
-_FAILURE = re.compile(r"^(?:error:|failed to |execution error|command failed)", re.IGNORECASE)
+# Only unmistakable failure openings: a tool that merely prints the word "error" did not fail. Codex's
+# 2025 builds wrote a sandboxed command's failure as "failed in sandbox MacosSeatbelt with execution
+# error: ..., exit code: 101, stdout: ..." (or "... command timed out"), with no exit-code header.
+_FAILURE = re.compile(r"^(?:error:|failed to |execution error|command failed|failed in sandbox )", re.IGNORECASE)
 _ROLE_ACTOR = {"user": "user", "assistant": "agent"}
 _CUT_FIRST_LINE = re.compile(
     r'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:' + "|".join(_ENVELOPES) + ')"'
