@@ -16,7 +16,8 @@ and ``database``) are not the same token.
 They are related, though: "how do I run the tests" asks about `mix test` or `pytest -q`, "which db do
 we use" about PostgreSQL. :data:`RELATED` names, for a handful of general words of a developer's
 vocabulary (test, database, lint, format, build, CI, package, queue, cache, container), the tools that
-are what the word means in a project. A query word there also looks for them, at a lower weight
+are what the word means in a project; "port" reaches ``localhost``, since a local address is how a
+project shows its port (``http://localhost:3000``). A query word there also looks for them, at a lower weight
 (:func:`related`, in the card and the raw ranking alike), and a memory holding one of them answers
 that word (:func:`memdream.recall.rank.coverage`). Only the general word reaches out: a question about
 pytest is not one about jest.
@@ -84,6 +85,7 @@ _RELATED_WORDS = {
     "queue": "rabbitmq kafka sqs celery sidekiq nats",
     "cache": "redis memcached",
     "container": "docker podman kubernetes compose",
+    "port": "localhost",  # a local address is written with its port: http://localhost:3000
 }
 RELATED_WEIGHT = 0.5  # of a query word's own weight
 

@@ -65,3 +65,13 @@ def test_a_general_word_reaches_out_to_the_tools_it_names_one_way() -> None:
     assert "postgr" in related(tokenize("which db"))  # db is database, which names postgres
     assert related(tokenize("run pytest")) == {}  # a tool names nothing further
     assert "jest" not in related(tokenize("tests with jest"))  # what the query holds is not added
+
+
+def test_a_question_about_the_port_finds_the_local_address(memory: Path, run: Any) -> None:
+    assert related(tokenize("which port"))["localhost"] == "port"
+    write_card(memory, **fact("f-4d5e6f", "frontend", "dev server", "npm run dev",
+                              "Run `npm run dev`; it serves http://localhost:5173."))
+    write_card(memory, **fact("f-7a8b9c", "backend", "linter", "ruff", "Lint with `ruff check`."))
+    commit_all(memory)
+    answer = recall_json(run, memory, "which port?")
+    assert "localhost:5173" in answer["context"] and "ruff" not in answer["context"]
