@@ -580,7 +580,7 @@ class Recaller:
             return self.plan
         from memdream.recall.resident import open_plan
 
-        return open_plan(self.meta.plan_data, frozenset(tokenize(query)))
+        return open_plan(self.meta.plan_data, query)
 
     def _add_plan(self, budget: Budget, items: list[Item], query: str, share: int) -> int:
         """The plan of the scope, first: within the resident share (never cut below PLAN_FLOOR bytes), the

@@ -17,6 +17,7 @@ what applies everywhere (``global``, or no scope at all) stays resident.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -66,13 +67,32 @@ def applies(doc: CardDoc, scope: str | None, open_scope: bool = False) -> bool:
 PLAN_MATCH = 0.5
 
 
-def open_plan(plan_data: dict[str, Any], query_tokens: frozenset[str]) -> tuple[str, list[str]]:
+# A question about the work itself ("what was I working on last", "what did I do in the last session",
+# "where did we leave off"): the plan answers it, whatever words it shares with the plan.
+_RECENT_WORK = re.compile(
+    r"\b(?:what|which)\b.{0,40}?"
+    r"\b(?:work(?:ing|ed)?\s+(?:on|towards?)|doing|did\s+(?:i|we|you)\s+do|task|goal)\b.{0,40}?"
+    r"\b(?:last|latest|lately|recent(?:ly)?|current(?:ly)?|now|previous(?:ly)?|today|yesterday)\b"
+    r"|\b(?:last|latest|current|previous|most\s+recent)\s+(?:session|task|goal)\b"
+    r"|\b(?:left|leave)\s+off\b|\bwhere\s+(?:were|are)\s+we\b",
+    re.IGNORECASE)
+
+
+def asks_about_recent_work(query: str) -> bool:
+    """Whether the query asks what the user was working on (see _RECENT_WORK)."""
+    return _RECENT_WORK.search(query) is not None
+
+
+def open_plan(plan_data: dict[str, Any], query: str) -> tuple[str, list[str]]:
     """The plan with no scope known in a memory that names projects: the items that apply everywhere,
-    and a project's items only when they match the query; the newest such goal."""
+    and a project's items only when they match the query; the newest such goal. A question about the
+    recent work (:func:`asks_about_recent_work`) that matches no project's goal gets the goal of the
+    project it names, else the newest goal of all, with that project's next actions."""
     from memdream.memory.plan import Plan, PlanItem
     from memdream.recall.text import tokenize
 
     plan = Plan.from_dict(plan_data)
+    query_tokens = frozenset(tokenize(query))
 
     def shown(item: PlanItem) -> bool:
         if not item.scope or scope_key(item.scope) == GLOBAL_SCOPE:
@@ -81,7 +101,15 @@ def open_plan(plan_data: dict[str, Any], query_tokens: frozenset[str]) -> tuple[
         return bool(query_tokens) and len(held) >= PLAN_MATCH * len(query_tokens)
 
     goal = next((item.text for item in plan.goals if shown(item)), "" if plan.goals else plan.goal)
-    return goal, [item.text for item in plan.next if shown(item)]
+    next_items = [item.text for item in plan.next if shown(item)]
+    if not goal and asks_about_recent_work(query) and plan.goal:
+        named = [item for item in plan.goals
+                 if item.scope and query_tokens.issuperset(tokenize(item.scope) or ["\0"])]
+        chosen = named[0] if named else next((item for item in plan.goals if item.text == plan.goal), None)
+        scope = chosen.scope if chosen is not None else None
+        return (chosen.text if chosen is not None else plan.goal,
+                [item.text for item in plan.next if shown(item) or (scope and item.scope == scope)])
+    return goal, next_items
 
 
 def known_scopes(plan_data: dict[str, Any], docs: Iterable[CardDoc]) -> set[str]:

@@ -324,6 +324,21 @@ def test_unscoped_memory_shows_the_whole_plan_anywhere(memory: Path, run, tmp_pa
     assert [item["id"] for item in resident_items(data)] == ["l-format"]
 
 
+def test_in_a_folder_the_memory_does_not_know_a_question_about_recent_work_gets_the_newest_goal(
+        scoped: Path, run, tmp_path: Path, chdir) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    chdir(tmp_path / "elsewhere")
+    # a project's plan is no answer to a question about something else...
+    assert recall_json(run, scoped, "what next")["items"][0]["text"] == "Next: renew the laptop"
+    # ...but it is the answer to "what was I working on", whatever words they share
+    for question in ("What was I working on last?", "Where did we leave off?", "What did I do in the last session?"):
+        assert plan_text(recall_json(run, scoped, question)) == (
+            "Plan: ship beta's export\nNext: rerun the export; renew the laptop"), question
+    # a question that names the project gets that project's plan, as before
+    assert plan_text(recall_json(run, scoped, "what was I working on in alpha lately?")).startswith(
+        "Plan: implement login for alpha")
+
+
 def test_scoped_instructions_alone_make_the_folder_the_scope(memory: Path, run, tmp_path: Path, chdir) -> None:
     write_card(memory, **lesson("l-alpha", "In alpha, run make check first.", "alpha", ["instruction"]))
     write_card(memory, **lesson("l-beta", "In beta, never run on Fridays.", "beta", ["instruction"]))
