@@ -400,7 +400,7 @@ def test_redact_obj_keeps_keys_and_redacts_string_values() -> None:
     assert event == before
     assert out == {
         "type": "tool_call",
-        "args": {"command": "curl -u bob:pw https://x", "env": ["HOME=/home/bob", "MAIL=[REDACTED:email]"]},
+        "args": {"command": "curl -u bob:[REDACTED:secret] https://x", "env": ["HOME=/home/bob", "MAIL=[REDACTED:email]"]},
         "password": "[REDACTED:secret]",
         "headers": {"Authorization": "Bearer [REDACTED:bearer-token]", "X-Id": 7},
         "ok": True,
@@ -408,7 +408,7 @@ def test_redact_obj_keeps_keys_and_redacts_string_values() -> None:
         "none": None,
         "jane@example.com": "key kept",
     }
-    assert counts == Counter({"email": 1, "secret": 1, "bearer-token": 1})
+    assert counts == Counter({"email": 1, "secret": 2, "bearer-token": 1})
 
 
 def test_redact_obj_returns_new_containers_when_it_redacts() -> None:
@@ -659,6 +659,19 @@ def test_the_clean_shortcut_never_skips_a_secret(obj: object) -> None:
                  id="mysql-glued-password"),
     pytest.param("mysqldump -u x -p'p a ss' db > d.sql", "mysqldump -u x -p'[REDACTED:secret]' db > d.sql",
                  {"secret": 1}, id="mysqldump-quoted-password"),
+    pytest.param("mongosh -u admin -p secret123 --authenticationDatabase admin",
+                 "mongosh -u admin -p [REDACTED:secret] --authenticationDatabase admin", {"secret": 1},
+                 id="mongosh-password"),
+    pytest.param("mongodump -p 's3 cret' --out /tmp/d", "mongodump -p '[REDACTED:secret]' --out /tmp/d",
+                 {"secret": 1}, id="mongodump-quoted-password"),
+    pytest.param("redis-cli -h cache -a hunter22 ping", "redis-cli -h cache -a [REDACTED:secret] ping",
+                 {"secret": 1}, id="redis-cli-password"),
+    pytest.param("sshpass -phunter22 ssh deploy@host", "sshpass -p[REDACTED:secret] ssh deploy@host",
+                 {"secret": 1}, id="sshpass-password"),
+    pytest.param("curl -u admin:hunter22 https://x.example.com/api",
+                 "curl -u admin:[REDACTED:secret] https://x.example.com/api", {"secret": 1}, id="curl-user-password"),
+    pytest.param('WebUI\\Password_PBKDF2="@ByteArray(8jAwQ2e4R6t8==:c2FsdHlIYXNoMTIzNDU2Nzg5MA==)"',
+                 'WebUI\\Password_PBKDF2="[REDACTED:secret]"', {"secret": 1}, id="password-hash-assignment"),
     pytest.param("smbclient //srv/x -U bob pw=hunter2", "smbclient //srv/x -U bob pw=[REDACTED:secret]",
                  {"secret": 1}, id="pw-assignment"),
     pytest.param("GET https://maps.example.com/api?key=abc123def&q=Paris",
@@ -690,6 +703,11 @@ def test_new_rule(text: str, expected: str, counts: dict[str, int]) -> None:
     pytest.param("curl https://x.example.com/?monkey=1&keyboard=2 --password-file p.txt", id="query-words"),
     pytest.param("sk_live_short pk_live_51HqLyjWDarjtT1zdp7dc hf_short npm_short", id="short-tokens"),
     pytest.param("deploy --password --verbose", id="password-option-without-value"),
+    pytest.param("mongosh -u admin -p --authenticationDatabase admin", id="mongosh-prompting"),
+    pytest.param("redis-cli -a $REDIS_PASSWORD ping; curl -u $USER:$TOKEN https://x.example.com", id="variables"),
+    pytest.param("curl -u admin https://x.example.com", id="curl-prompting"),
+    pytest.param('password_reset_url = "https://x.example.com/reset" and password_min_length = 8',
+                 id="password-settings"),
 ])
 def test_ordinary_commands_survive(text: str) -> None:
     assert redacted(text) == (text, {})

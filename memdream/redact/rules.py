@@ -171,12 +171,16 @@ _QUOTED_VALUE = (
 _BARE_VALUE = r"(?P<v4>[^\s\"'`,;&<>(){}\[\]=][^\s\"'`,;&<>(){}\[\]]*)"
 # `secret` may be followed by `_key` / `_access_key` (AWS_SECRET_ACCESS_KEY); `key` alone is a
 # secret only as `api_key` or `private_key`.
+# A password's hash is as good as the password to whoever can crack it: `Password_PBKDF2="@ByteArray(..)"`
+# (qBittorrent's config), `password_hash: $2b$12$...`.
+_PASSWORD_KEY = r"passw(?:or)?d(?:[_-]?(?:hash(?:ed)?|pbkdf2|bcrypt|scrypt|argon2|sha\d*|digest))?"
 _SECRET_KEY = (
-    r"(?:passw(?:or)?d|pwd|api[_-]?key|private[_-]?key|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token)"
+    r"(?:" + _PASSWORD_KEY + r"|pwd|api[_-]?key|private[_-]?key|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?"
+    r"|token)"
 )
 # The same keys, written to start at their anchor ("key" of "api_key" is the anchor).
 _ANCHORED_SECRET_KEY = (
-    r"(?:passw(?:or)?d|pwd|(?:(?<=api)|(?<=api[_-])|(?<=private)|(?<=private[_-]))key"
+    r"(?:" + _PASSWORD_KEY + r"|pwd|(?:(?<=api)|(?<=api[_-])|(?<=private)|(?<=private[_-]))key"
     r"|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token)"
 )
 
@@ -377,6 +381,36 @@ _MYSQL_PASSWORD = Rule(
     _anchors(b"mysql"),
     ("q1", "q2", "v"),
 )
+# A password a database or remote client takes as an option's value, each as its manual says:
+# `mongosh -u admin -p hunter2` (the MongoDB shell and tools; a bare `-p`, or one before another
+# option, prompts), `redis-cli -a hunter2`, `sshpass -p hunter2`, `curl -u user:hunter2` (the part
+# after the colon; `-u user` alone prompts). `mysql -p hunter2` is not one: mysql's password is glued
+# to `-p` (above), and a word after `-p ` is the database. Only on that client's command line.
+_CLIENT_VALUE = r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'`;&|<>()]+))"
+
+
+def _client_password(tool: str, option: str, anchor: bytes) -> Rule:
+    return Rule(
+        "secret",
+        re.compile(r"(?<![A-Za-z0-9_-])(?i:" + tool + r")(?![A-Za-z0-9_-])[^\n|;&]{0,512}?[ \t]" + option
+                   + _CLIENT_VALUE, _A),
+        _anchors(anchor),
+        ("q1", "q2", "v"),
+        _client_value_ok,
+    )
+
+
+def _client_value_ok(match: re.Match[str]) -> bool:
+    value = next(match.group(name) for name in ("q1", "q2", "v") if match.start(name) != -1)
+    return not value.startswith("$") and is_secret_value(value)
+
+
+_CLIENT_PASSWORDS = (
+    _client_password(r"mongo(?:sh|dump|restore|export|import|stat|top|files)?", r"-p[ \t]+(?!-)", b"mongo"),
+    _client_password(r"redis-cli", r"-a[ \t]+(?!-)", b"redis-cli"),
+    _client_password(r"sshpass", r"-p[ \t]*(?!-)", b"sshpass"),
+    _client_password(r"curl", r"(?:-u|--user)[ \t]+[^\s:\"'`;&|<>()]+:", b"curl"),
+)
 _PW_ASSIGNMENT = Rule(
     "secret",
     re.compile(r"(?<![A-Za-z0-9_])pw[ \t]*=[ \t]*(?:" + _QUOTED_VALUE + "|" + _BARE_VALUE + ")", _I),
@@ -512,6 +546,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     _ENV_ASSIGNMENT,
     _PASSWORD_OPTION,
     _MYSQL_PASSWORD,
+    *_CLIENT_PASSWORDS,
     _PW_ASSIGNMENT,
     _URL_QUERY_KEY,
     _URL_CREDENTIALS,
