@@ -417,3 +417,33 @@ def test_ingesting_a_grown_history_adds_only_the_new_events(tmp_path: Path) -> N
         "aider/billing-api/20260302T091500", "aider/billing-api/20260302T100007", "aider/billing-api/20260303T080000"}
     goals = [event["goal"] for event in events if event["kind"] == "goal"]
     assert goals == ["add a retry to the upload client", "now log each retry", "fix the flaky test"]
+
+
+def test_the_architects_answer_handed_to_the_editor_is_not_the_users_word(tmp_path: Path) -> None:
+    plan = ["# Upload retry plan", "", "Your plan is sound, but the retry loop in client/upload.py already backs off;"
+            " keep it and add a jitter of 0-250 ms to each wait, then cap the total at 30 s.", "",
+            "1. Add the jitter in `retry_delay`.", "2. Cap the total wait."]
+    text = (header("2026-03-02 09:15:00") + banner()
+            + typed("/architect") + out("Model: gpt-4o with architect edit format")
+            + typed("improve my plan for the upload retries") + answer("\n".join(plan)) + tokens()
+            + typed(*plan) + answer("client/upload.py\n```python\nJITTER = 0.25\n```") + tokens()
+            + out("Applied edit to client/upload.py")
+            + typed("now add a test for the cap"))
+    events = events_of(history(tmp_path / "x", text))
+    said = [event["text"] for event in events if event["kind"] == "message" and event["actor"] == "user"]
+    assert said == ["improve my plan for the upload retries", "now add a test for the cap"]
+    answers = [event["text"] for event in events if event["kind"] == "message" and event["actor"] == "agent"]
+    assert answers[0] == "\n".join(plan) and len(answers) == 2  # the plan is in the log once, as the model's
+
+
+def test_a_command_line_whose_message_spans_lines_is_the_banner_not_an_answer(tmp_path: Path) -> None:
+    launch = ("> /usr/local/bin/aider --model gpt-4o --yes --message Fix these test failures:\n\n"
+              "=========== test session starts ===========\nE   ModuleNotFoundError: No module named 'retry'\n"
+              "=========== 1 error in 0.31s ===========\n\n")
+    text = (header("2026-03-02 09:15:00") + launch + out("Aider v0.86.2", "Model: gpt-4o with whole edit format")
+            + typed("Fix these test failures:", "", "E   ModuleNotFoundError: No module named 'retry'")
+            + answer("Add `retry` to requirements.txt.") + tokens())
+    events = events_of(history(tmp_path / "x", text))
+    answers = [event["text"] for event in events if event["kind"] == "message" and event["actor"] == "agent"]
+    assert answers == ["Add `retry` to requirements.txt."]
+    assert "ModuleNotFoundError" in events[0]["text"] and events[0]["kind"] == "note"  # the banner, whole

@@ -4,7 +4,10 @@ aider writes Markdown (``aider/io.py``). Each run opens with ``# aider chat star
 HH:MM:SS`` (local time, no zone: read as UTC, as naive times are in raw events): one session per run.
 In a run:
 
-- ``#### `` lines are what the user typed; consecutive ones are one multi-line input.
+- ``#### `` lines are what the user typed; consecutive ones are one multi-line input. In architect
+  mode aider also logs so the architect's answer that it hands to the editor model: an input that
+  repeats the answer before it is that hand-off, not the user's words, and is left out (the answer is
+  in the log already, as the model's).
 - ``> `` lines are aider's own output: its banner, prompts and their answers, ``Applied edit to x``,
   ``Commit abc1234 msg``, errors, and in older versions what ``/run`` printed.
 - everything else is the model's answer, ``<thinking-content-…>`` blocks included (dropped).
@@ -29,9 +32,11 @@ their word (``memdream remember``), and a command is none. aider's output is a `
 ``aider``) without its token counts and hints; a ``Running X`` line in it (a shell command the model
 proposed and the user allowed) is a ``tool_call`` answered by the output after it. The run's first
 output, before anything was typed, is its banner (command line, version, model, repository): a ``note``
-of actor ``system``. A result whose output shows a failure (a traceback, ``error:``,
-``SomethingError:``, an edit aider could not apply, ``N failed``) has ``ok: false`` and its first
-failing line as ``error``; otherwise ``ok`` is left out: aider never writes an exit code.
+of actor ``system``; the model answers only what was typed, so text before the first input is the
+banner's too (a ``--message`` of several lines continues the command line unmarked). A result whose
+output shows a failure (a traceback, ``error:``, ``SomethingError:``, an edit aider could not apply,
+``N failed``) has ``ok: false`` and its first failing line as ``error``; otherwise ``ok`` is left out:
+aider never writes an exit code.
 
 **Sessions, ids and times.** A run's session is ``aider/<project>/<start>`` (``aider/<start>``
 without a project; a second run started in the same second gets ``-2``): the history grows at its
@@ -74,6 +79,9 @@ _PROMPT_ANSWER = re.compile(r"\?\s*\(Y\)es/\(N\)o\b.*:\s*\S*$")
 _COMMAND = re.compile(r"^/(?P<name>[a-z][a-z-]*)(?:\s+(?P<args>.*))?$", re.DOTALL)
 _BANG = re.compile(r"^!(?P<args>\S.*)$", re.DOTALL)  # aider's alias of /run
 _RUNNING = re.compile(r"^Running (?P<command>\S.*)$")
+# In architect mode aider sends the architect's answer to the editor model as the next input, and logs
+# it as typed (``#### `` lines): an input that opens with this much of the answer before it is that.
+HANDOFF_PREFIX = 200
 # aider's output that says nothing about the work: costs, hints, its ^C echo.
 _NOISE = re.compile(r"^(?:Tokens: .* sent\b.*|You can use /undo to undo .*|\^C again to exit)$")
 _FAILURE = re.compile(
@@ -200,6 +208,7 @@ class _Splitter:
         self.gap = False  # a blank line since the current turn's last line
         self.fence: str | None = None  # the open code fence of the answer
         self.thinking = False  # in the answer's thinking block
+        self.typed = False  # an input seen: the model answers only after one
 
     def add(self, lineno: int, raw: str) -> None:
         line = raw.rstrip("\r\n")
@@ -216,6 +225,9 @@ class _Splitter:
             kind = "tool"  # the next line of a message of aider's, whatever it looks like
         elif kind == "agent" and current is not None and current.kind == "tool" and not self.gap:
             kind = "tool"  # an answer starts after a blank line: this is aider's message going on
+        elif kind == "agent" and not self.typed:
+            kind = "tool"  # nothing asked yet: the banner going on (a command line whose --message spans lines)
+        self.typed = self.typed or kind == "user"
         if kind == "tool":
             self.output_open = self.marked and not marked
         self._append(kind, lineno, line)
@@ -319,20 +331,30 @@ def _answers_prompt(turn: _Turn) -> bool:
 
 def _drafts(turns: list[_Turn]) -> Iterator[_Draft]:
     spoken = False  # the run's first output, before anything was typed or answered, is its banner
+    answer = ""  # the model's last answer, while nothing was typed after it
     index = 0
     while index < len(turns):
         turn = turns[index]
         following = turns[index + 1] if index + 1 < len(turns) and turns[index + 1].kind == "tool" else None
         index += 1
         if turn.kind == "agent":
-            yield from _answer(turn)
+            drafts = _answer(turn)
+            answer = _words(drafts[0].event["text"]) if drafts else answer
+            yield from drafts
         elif turn.kind == "tool":
             yield from _output_drafts(turn) if spoken else _banner(turn)
+        elif answer and _words(turn.text()).startswith(answer[:HANDOFF_PREFIX]):
+            answer = ""  # the architect's answer handed to the editor model: aider's input, not the user's
         else:
+            answer = ""
             drafts, answered = _input_drafts(turn, following)
             yield from drafts
             index += answered
         spoken = True
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _answer(turn: _Turn) -> list[_Draft]:
