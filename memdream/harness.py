@@ -22,6 +22,7 @@ import re
 
 GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
 _PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
+_LIST_ITEM = re.compile(r"(?:[-*•]|\d{1,2}[.)])\s")  # a paragraph that starts a list: "1. Add", "- Check"
 _KEY_BLOCK = "-----BEGIN"
 _DIGIT_GROUP = re.compile(r"[0-9()+.-]+|[|:,;=]")  # a group of a number, or a lone separator
 
@@ -109,7 +110,8 @@ def _users_section(template: str) -> str | None:
 
 
 def headline(text: str, limit: int = GOAL_LIMIT) -> str:
-    """The first paragraph of ``text`` on one line, cut at a word boundary to ``limit`` characters.
+    """The first paragraph of ``text`` on one line (with the list after it when it ends in a colon: it
+    heads that list), cut at a word boundary to ``limit`` characters.
 
     The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
     (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
@@ -118,7 +120,10 @@ def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     block = text.find(_KEY_BLOCK)
     if block >= 0:
         text = text[:block]
-    line = next((" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()), "")
+    paragraphs = [" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()]
+    line = paragraphs[0] if paragraphs else ""
+    if line.endswith(":") and len(paragraphs) > 1 and _LIST_ITEM.match(paragraphs[1]):
+        line = f"{line} {paragraphs[1]}"  # "Implement the grace period:" says what only with its list
     if len(line) <= limit:
         return line
     words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"

@@ -319,6 +319,10 @@ def test_goal_headline_is_the_first_paragraph_cut_at_a_word() -> None:
     assert long.startswith(goal[:-1]) and long[len(goal) - 1] == " "
     assert headline("  fix\tthe\n  rounding  \n \nthen commit") == "fix the rounding"
     assert headline("x" * 400) == ""  # one enormous token is no headline
+    # A first paragraph that ends in a colon heads the list after it: the list says what the task is.
+    assert headline("Implement the grace period:\n\n1. Add the field\n2. Check it yearly\n\nThanks") == (
+        "Implement the grace period: 1. Add the field 2. Check it yearly")
+    assert headline("Fix these failures:\n\n===== test session starts =====") == "Fix these failures:"
     # Ingest redacts the goal, but only whole secrets: never leave half of one behind.
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
     assert headline(f"deploy with {key}") == "deploy with"
