@@ -224,6 +224,10 @@ def test_detect_reads_a_first_line_cut_by_the_head_limit() -> None:
         '"content":"<command-name>', '"content":"' + "y" * 9000 + "<command-name>"
     )
     assert detect(long_line[:8192]) == "claude-code"
+    # The Agent SDK's first record queues the whole prompt: a type, a session, no uuid in the first 8 KB.
+    queued = {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-07-08T04:55:26.955Z",
+              "sessionId": "045b8d10-13e8-4df9-8bf9-7aaed45d5ba1", "content": "Review this change. " + "w " * 6000}
+    assert detect(json.dumps(queued, separators=(",", ":"))[:8192]) == "claude-code"
     event = {"session": "s", "ts": "2026-11-07T09:12:03Z", "kind": "tool_result", "text": "z" * 9000}
     assert detect(json.dumps(event)[:8192]) == "memdream"
     pretty = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, indent=2)

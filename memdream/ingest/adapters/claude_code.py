@@ -246,11 +246,17 @@ class _State:
     background: dict[str, tuple[str, str]] = field(default_factory=dict)  # shell id -> (tool, command line)
 
 
+_TYPE_FIRST = re.compile(r'\{\s*"type"\s*:\s*"[\w-]+"\s*,')  # a record that names its type first
+
+
 def sniff(head: str) -> bool:
     for text, value in head_lines(head, limit=8):
         if not isinstance(value, dict):
-            # A cut first line: Claude Code's field names are distinctive enough.
-            return value is None and '"sessionId"' in text and ('"parentUuid"' in text or '"uuid"' in text)
+            # A cut first line: Claude Code's field names are distinctive enough, and so is its envelope (a
+            # record type, then its session: the SDK's first record queues the whole prompt, often >8 KB).
+            return value is None and '"sessionId"' in text and (
+                '"parentUuid"' in text or '"uuid"' in text
+                or (_TYPE_FIRST.match(text) is not None and '"payload"' not in text))
         verdict = _claude_line(value)
         if verdict is not None:
             return verdict
