@@ -40,7 +40,12 @@ def before_the_clock(path: Path) -> None:
 def bare_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No git identity, no global git config, no colour, a fixed clock, no tenant root nor user settings
     (HOME is a fresh folder): what cron gives memdream."""
-    home = tmp_path_factory.mktemp("home")
+    make_bare(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+def make_bare(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """The environment of :func:`bare_environment`, for a fixture shared by a module's tests (it is built
+    before any test's own fixtures: ``with pytest.MonkeyPatch.context() as patch: make_bare(patch, home)``)."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "no-gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

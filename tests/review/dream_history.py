@@ -9,7 +9,6 @@ and the user's rejection of the staging database host card (an archive).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXED_NOW
+from tests.conftest import make_bare
 from tests.gitutil import git
 from tests.transcripts import ClaudeSession
 
@@ -173,17 +172,10 @@ def bookkeeping_commit(root: Path, run_id: str = "2026-11-30T12-30-00Z-b00c") ->
 
 @contextmanager
 def bare_environment(factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The environment the autouse fixture gives each test, for a module fixture (which cannot use it):
-    no git identity, no global config, the fixed clock."""
-    home = factory.mktemp("home")
+    """The environment the autouse fixture gives each test (tests/conftest.py), for a module fixture
+    (which is built before it): no git identity, no global config, the fixed clock."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "MEMDREAM_", "GITHUB_")) or name == "EMAIL":
-                patch.delenv(name)
-        patch.setenv("HOME", str(home))
-        patch.setenv("GIT_CONFIG_GLOBAL", str(home / "no-gitconfig"))
-        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        patch.setenv("MEMDREAM_NOW", FIXED_NOW)
+        make_bare(patch, factory.mktemp("home"))
         yield
 
 

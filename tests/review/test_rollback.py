@@ -19,7 +19,7 @@ import pytest
 from memdream.commands.init import init_memory
 from tests.gitutil import git
 from tests.killing import kill_before_commit
-from tests.review.dream_history import bookkeeping_commit
+from tests.review.dream_history import bare_environment, bookkeeping_commit
 from tests.transcripts import billing_api_project, chat_file
 
 MEMORY_FILES = ("cards", "archive", "plan.yaml", "INDEX.md", "audit")
@@ -58,23 +58,39 @@ def active_cards(memdream: Memdream) -> dict[str, Any]:
     return {card["id"]: (card["status"], card.get("value"), card["statement"]) for card in memdream.json("cards")}
 
 
-@pytest.fixture
-def dreamed_twice(tmp_path: Path) -> tuple[Memdream, dict[str, bytes], dict[str, bytes], list[str]]:
-    """Sessions 1-4 dreamed, then sessions 5-7 and a chat file: the memory files after each dream and the run ids."""
-    logs = billing_api_project(tmp_path / "logs", small=True)
-    root = tmp_path / "mem"
-    init_memory(root)
-    memdream = Memdream(root)
-    memdream("ingest", *logs[:4])
-    first = memdream.json("dream")
-    after_first = files(root)
-    chat = chat_file(tmp_path / "chat.json", [  # a chat-completions file in the second batch too
-        {"role": "user", "content": "The staging database listens on port 6543 now."},
-        {"role": "assistant", "content": "Noted: staging database on port 6543."}])
-    memdream("ingest", *logs[4:], chat)
-    second = memdream.json("dream")
+Dreamed = tuple[Path, dict[str, bytes], dict[str, bytes], list[str]]
+
+
+@pytest.fixture(scope="module")
+def dreamed_twice_once(tmp_path_factory: pytest.TempPathFactory) -> Dreamed:
+    """Sessions 1-4 dreamed, then sessions 5-7 and a chat file: the memory, its files after each dream and
+    the run ids. Built once for the module (two real ingests and dreams); each test gets a copy."""
+    tmp_path = tmp_path_factory.mktemp("dreamed-twice")
+    with bare_environment(tmp_path_factory):
+        logs = billing_api_project(tmp_path / "logs", small=True)
+        root = tmp_path / "mem"
+        init_memory(root)
+        memdream = Memdream(root)
+        memdream("ingest", *logs[:4])
+        first = memdream.json("dream")
+        after_first = files(root)
+        chat = chat_file(tmp_path / "chat.json", [  # a chat-completions file in the second batch too
+            {"role": "user", "content": "The staging database listens on port 6543 now."},
+            {"role": "assistant", "content": "Noted: staging database on port 6543."}])
+        memdream("ingest", *logs[4:], chat)
+        second = memdream.json("dream")
     assert second["counts"], "the second batch must change something for a rollback to undo"
-    return memdream, after_first, files(root), [first["run"], second["run"]]
+    return root, after_first, files(root), [first["run"], second["run"]]
+
+
+@pytest.fixture
+def dreamed_twice(dreamed_twice_once: Dreamed, tmp_path: Path) -> tuple[Memdream, dict[str, bytes], dict[str, bytes],
+                                                                         list[str]]:
+    """A copy of :func:`dreamed_twice_once`'s memory (moved, as a user may move a memory folder)."""
+    root, after_first, after_second, runs = dreamed_twice_once
+    copy = tmp_path / "mem"
+    shutil.copytree(root, copy, symlinks=True)
+    return Memdream(copy), after_first, after_second, runs
 
 
 def test_rollback_of_the_last_dream_restores_the_cards_byte_for_byte_and_keeps_history(dreamed_twice) -> None:
