@@ -23,6 +23,13 @@ import re
 GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
 _PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
 _LIST_ITEM = re.compile(r"(?:[-*•]|\d{1,2}[.)])\s")  # a paragraph that starts a list: "1. Add", "- Check"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A role prompt: "You are the Analyzer Agent (…)", "Act as a senior code reviewer". Not "You are auditing
+# the repository …": a task told as what the agent is doing.
+_PERSONA = re.compile(
+    r"(?:^|(?<=[.!?;:—–-] ))(?:you are|you're|act as|pretend to be)\s+(?:now\s+)?(?:an?|the)\s+"
+    r"(?:[\w-]+\s+){0,5}?(?:agent|assistant|engineer|developer|architect|expert|reviewer|analyst|"
+    r"investigator|specialist|consultant|programmer|auditor)\b", re.IGNORECASE)
 _KEY_BLOCK = "-----BEGIN"
 _DIGIT_GROUP = re.compile(r"[0-9()+.-]+|[|:,;=]")  # a group of a number, or a lone separator
 
@@ -111,7 +118,8 @@ def _users_section(template: str) -> str | None:
 
 def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     """The first paragraph of ``text`` on one line (with the list after it when it ends in a colon: it
-    heads that list), cut at a word boundary to ``limit`` characters.
+    heads that list; without a role prompt pasted after the request), cut at a word boundary to
+    ``limit`` characters.
 
     The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
     (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
@@ -124,6 +132,12 @@ def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     line = paragraphs[0] if paragraphs else ""
     if line.endswith(":") and len(paragraphs) > 1 and _LIST_ITEM.match(paragraphs[1]):
         line = f"{line} {paragraphs[1]}"  # "Implement the grace period:" says what only with its list
+    persona = _PERSONA.search(line)
+    if persona is not None and persona.start():  # a role prompt pasted after the request: the request is before
+        line = line[:persona.start()].rstrip(" -–—:")
+    elif persona is not None:  # a role first ("You are a senior engineer. Fix …"): the task is what follows it
+        rest = _SENTENCE_END.split(line[persona.end():], maxsplit=1)
+        line = rest[1] if len(rest) > 1 and rest[1].strip() else line
     if len(line) <= limit:
         return line
     words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"

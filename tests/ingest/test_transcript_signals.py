@@ -323,6 +323,13 @@ def test_goal_headline_is_the_first_paragraph_cut_at_a_word() -> None:
     assert headline("Implement the grace period:\n\n1. Add the field\n2. Check it yearly\n\nThanks") == (
         "Implement the grace period: 1. Add the field 2. Check it yearly")
     assert headline("Fix these failures:\n\n===== test session starts =====") == "Fix these failures:"
+    # A role prompt is no task: pasted after the request it is cut off, put first the task after it is kept.
+    assert headline("Look into the hotkey bug, I follow the prompt below - You are the Analyzer Agent "
+                    "(Cross-Service Investigator). Your goals: trace it") == (
+        "Look into the hotkey bug, I follow the prompt below")
+    assert headline("You are a senior Python engineer. Fix the failing export test.") == "Fix the failing export test."
+    assert headline("You are auditing the core repository. Objectives: 1. Verify ESM") == (
+        "You are auditing the core repository. Objectives: 1. Verify ESM")  # a task, told as what the agent does
     # Ingest redacts the goal, but only whole secrets: never leave half of one behind.
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
     assert headline(f"deploy with {key}") == "deploy with"
