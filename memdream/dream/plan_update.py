@@ -10,7 +10,8 @@ the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). A
 plain words ("we were working on the task", "fix it") says less than the user's next one when that
 one spells the task out: the goal is then that next request. The newest ``plan`` event
 (a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
-sentence to done, unless that sentence ends in a colon (it heads a list, an answer, not work done).
+sentence to done, unless that sentence ends in a colon (it heads a list, an answer, not work done) or a
+question mark, is shorter than three words ("Hi.", "Done."), or is a sub-agent's report to its agent.
 Done items drop out of next.
 
 Items carry their scope, the project of the session they came from, so that a memory serving
@@ -32,9 +33,11 @@ from memdream.dream.model import DreamContext, normalize_value
 from memdream.harness import headline, request
 from memdream.memory.plan import PlanItem, writes_plan
 from memdream.memory.refs import event_ref
+from memdream.memory.tags import SIDECHAIN_TAG
 
 MAX_DONE = 30
 MAX_DONE_TEXT = 160
+MIN_DONE_WORDS = 3  # "Hi.", "Done.": a first sentence this short says nothing of what was done
 BARE_REQUEST_WORDS = 6  # a first request this short, without a path or code, names no task by itself
 SPELLED_OUT_WORDS = 8  # a later request this long spells the task out
 _CODE = re.compile(r"[/`_]|\w[.:#@]\w|\d")  # a path, code, a file name, a number
@@ -109,6 +112,12 @@ def _summaries(ctx: DreamContext, known: set[str]) -> list[dict[str, Any]]:
     return found
 
 
+def _reports_work(outcome: dict[str, Any]) -> bool:
+    """Whether an outcome reports the work of the user's session: the main agent's (a sub-agent's last
+    answer is its report to the agent that started it, "Edited only paper.md")."""
+    return SIDECHAIN_TAG not in outcome.get("tags", ())
+
+
 def _last_of_each_session(titles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A session's newest title (a title changes as the session goes on)."""
     newest: dict[str, dict[str, Any]] = {}
@@ -141,9 +150,10 @@ def run(ctx: DreamContext) -> None:
         for text in event.get("done", []):
             _add_done(done, text, _ref(event), project_of(event))
     for event in events:
-        if event["kind"] == "outcome" and event.get("ok") and event.get("text"):
+        if event["kind"] == "outcome" and event.get("ok") and event.get("text") and _reports_work(event):
             first = _short(event["text"])
-            if not first.endswith(":"):  # "Available tools in this session:" heads a list; it reports nothing done
+            # "Available tools in this session:" heads a list, "Hi." or "Which task?" is no work done
+            if not first.endswith((":", "?")) and len(first.split()) >= MIN_DONE_WORDS:
                 _add_done(done, first, _ref(event), project_of(event))
     _next(ctx, plans)
     finished = {(normalize_value(item.text), item.scope) for item in done}

@@ -92,3 +92,15 @@ def test_an_outcome_that_heads_a_list_is_no_done_item(tmp_path: Path) -> None:
         {"kind": "outcome", "actor": "system", "ok": True, "text": "Rounded invoice totals to cents. Tests pass."},
     ]])
     assert [item["text"] for item in plan["done"]] == ["Rounded invoice totals to cents."]
+
+
+def test_a_greeting_a_question_and_a_sub_agents_report_are_no_done_items(tmp_path: Path) -> None:
+    plan = dreamed_plan(tmp_path, [[
+        *FIRST,
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Hi."},
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Which of the two exports do you mean?"},
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Edited only docs/paper.md as asked.",
+         "tags": ["project:billing-api", "sidechain"]},
+        {"kind": "outcome", "actor": "system", "ok": True, "text": "Rounded invoice totals to cents."},
+    ]])
+    assert [item["text"] for item in plan["done"]] == ["Rounded invoice totals to cents."]
