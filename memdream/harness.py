@@ -24,6 +24,11 @@ GOAL_LIMIT = 300  # characters of a goal: a headline, not the whole request
 _PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n")
 _LIST_ITEM = re.compile(r"(?:[-*•]|\d{1,2}[.)])\s")  # a paragraph that starts a list: "1. Add", "- Check"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A first paragraph that only sets the scene ("We are in a runpod instance.", "Context: …"), and the words
+# by which a paragraph asks for something.
+_SETTING = re.compile(r"(?:we are|we're|i am|i'm|this is|here is|here's|context|background|fyi)\b", re.IGNORECASE)
+_ASKS = re.compile(r"\?|\b(?:i want|i need|i'd like|i would like|please|can you|could you|would you|let's|let us|"
+                   r"help me|make sure|you should|you need to)\b", re.IGNORECASE)
 # A role prompt: "You are the Analyzer Agent (…)", "Act as a senior code reviewer". Not "You are auditing
 # the repository …": a task told as what the agent is doing.
 _PERSONA = re.compile(
@@ -118,8 +123,8 @@ def _users_section(template: str) -> str | None:
 
 def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     """The first paragraph of ``text`` on one line (with the list after it when it ends in a colon: it
-    heads that list; without a role prompt pasted after the request), cut at a word boundary to
-    ``limit`` characters.
+    heads that list; without a role prompt pasted after the request; the first paragraph that asks for
+    something when the first only sets the scene), cut at a word boundary to ``limit`` characters.
 
     The pipeline redacts it like any field, but finds only whole secrets: so a pasted key block
     (whose lines the collapse would join) is left out, and so are digit groups at the cut (the
@@ -129,6 +134,10 @@ def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     if block >= 0:
         text = text[:block]
     paragraphs = [" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()]
+    if paragraphs and _SETTING.match(paragraphs[0]) and not _ASKS.search(paragraphs[0]):
+        # "We are in a runpod instance. …" first, the ask in a later paragraph: the goal is the ask
+        paragraphs = next((paragraphs[at:] for at in range(1, len(paragraphs)) if _ASKS.search(paragraphs[at])),
+                          paragraphs)
     line = paragraphs[0] if paragraphs else ""
     if line.endswith(":") and len(paragraphs) > 1 and _LIST_ITEM.match(paragraphs[1]):
         line = f"{line} {paragraphs[1]}"  # "Implement the grace period:" says what only with its list

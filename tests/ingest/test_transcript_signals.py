@@ -328,6 +328,11 @@ def test_goal_headline_is_the_first_paragraph_cut_at_a_word() -> None:
                     "(Cross-Service Investigator). Your goals: trace it") == (
         "Look into the hotkey bug, I follow the prompt below")
     assert headline("You are a senior Python engineer. Fix the failing export test.") == "Fix the failing export test."
+    # A first paragraph that only sets the scene gives way to the one that asks.
+    assert headline("We are in a cloud instance. The volume is /workspace.\n\nSessions vanish on restart. I want "
+                    "you to link ~/.codex to /workspace/.codex") == (
+        "Sessions vanish on restart. I want you to link ~/.codex to /workspace/.codex")
+    assert headline("This is the billing API.\n\nIt rounds totals.") == "This is the billing API."  # asks nothing
     assert headline("You are auditing the core repository. Objectives: 1. Verify ESM") == (
         "You are auditing the core repository. Objectives: 1. Verify ESM")  # a task, told as what the agent does
     # Ingest redacts the goal, but only whole secrets: never leave half of one behind.
