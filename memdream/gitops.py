@@ -303,9 +303,8 @@ def commit(
     are staged and committed. In a memory of ten thousand cards, naming folders makes git compare
     every card file to the index twice; naming the files costs what changed. In a large repository
     (:func:`_large_index`) they are committed by git's plumbing (:func:`_commit_named`) when nothing
-    stands in its way; else by ``git commit``
-    naming them (up to :data:`NAMED_FILES`); should git refuse the list (a path it ignores, a git
-    before 2.25), the folders are named after all.
+    stands in its way; else by ``git commit`` naming them (up to :data:`NAMED_FILES`); should git
+    refuse the list (a path it ignores, a git before 2.25), the folders are named after all.
     """
     settle_index_lock(root, index_lock)
     message = format_message(subject, body, trailers)

@@ -12,7 +12,6 @@ import copy
 import gc
 import hashlib
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -46,7 +45,7 @@ from memdream.memory import journal, manifest_commit
 from memdream.memory import trailers as trailer
 from memdream.memory.card import INLINE_EVIDENCE, Card
 from memdream.memory.cardcache import CachedCard, load_cards, read_cache, remember_cards
-from memdream.memory.evidence_log import EVIDENCE_OP, evidence_line
+from memdream.memory.evidence_log import AUDIT_OP, EVIDENCE_OP, evidence_line
 from memdream.memory.journal import TRACKED, pause_for_tests
 from memdream.memory.lock import WRITER_WAIT_SECONDS, index_lock, lock_wait_seconds, writer_lock
 from memdream.memory.paths import AUDIT_DIR, INDEX_FILE, PLAN_FILE
@@ -211,7 +210,7 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
             if len(newest) == index_file.MAX_RECENT:
                 return newest[::-1]
             if line.strip():
-                start = _AUDIT_LINE_START.match(line)
+                start = AUDIT_OP.match(line)
                 if start is not None and start.group(1) == EVIDENCE_OP:
                     continue  # told by its start, unparsed: a first dream's audit ends in thousands of these
                 try:
@@ -221,10 +220,6 @@ def _recent_ops(memory: Memory) -> list[dict[str, Any]]:
                 if isinstance(entry, dict) and entry.get("op") != EVIDENCE_OP:  # not a change to show
                     newest.append(entry)
     return newest[::-1]
-
-
-# How dream writes an audit line's start (json.dumps' default separators; review.history reads it alike).
-_AUDIT_LINE_START = re.compile(r'\{"run": "[^"\\]*", "op": "([a-z]+)"')
 
 
 def _run_id(now: str, consumed: tuple[int, int] | None, events: list[dict[str, Any]], head: str | None) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ EVIDENCE_OP = "evidence"
 CACHE_FILE = "evidence-log.pickle"
 CACHE_VERSION = 1
 _MARK = b'"op": "evidence"'  # json.dumps' default separators: a cheap filter before parsing a line
+# An audit line's start as dream writes it (json.dumps writes "run" then "op" first): most lines give their
+# op without being parsed (an evidence line of a first dream can hold thousands of references).
+AUDIT_OP = re.compile(r'\{"run": "[^"\\]*", "op": "([a-z]+)"')
 
 Stamp = tuple[int, int]
 

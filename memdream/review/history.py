@@ -23,15 +23,13 @@ import yaml
 
 from memdream import gitops, yamlio
 from memdream.memory import trailers as trailer
+from memdream.memory.evidence_log import AUDIT_OP
 from memdream.memory.paths import AUDIT_DIR, CARDS_DIR, INDEX_FILE
 
 DREAM, ROLLBACK = "dream", "rollback"
 # The operations a dream writes to its audit file, in the order people read them.
 OPS = ("add", "merge", "supersede", "archive", "conflict", "demote", "update")
 _SEGMENTS = re.compile(r"^segments? (\d+)\.\.(\d+)$")
-# json.dumps writes "run" then "op" first: most lines give their op without being parsed (an
-# evidence line of a first dream can hold thousands of references).
-OP_PREFIX = re.compile(r'^\{"run": "[^"\\]*", "op": "([a-z]+)"')
 # A `memdream forget` writes its tombstone as audit/<clock><FORGET_MARK><digest>.jsonl: no dream run.
 FORGET_MARK = "-forget-"
 
@@ -201,7 +199,7 @@ def audit_operations(root: Path, runs: list[DreamRun]) -> list[dict[str, Any]]:
     operations: list[dict[str, Any]] = []
     for text in texts:
         for line in (text or "").splitlines():
-            match = OP_PREFIX.match(line)
+            match = AUDIT_OP.match(line)
             if match is not None and match.group(1) == "evidence":
                 continue
             parsed = parse_audit_line(line)
@@ -241,7 +239,7 @@ def _op_counts(text: str | None) -> dict[str, int]:
     """How many operations of each kind an audit file holds (evidence lines are not operations)."""
     counts: Counter[str] = Counter()
     for line in (text or "").splitlines():
-        match = OP_PREFIX.match(line)
+        match = AUDIT_OP.match(line)
         op = match.group(1) if match else (parse_audit_line(line) or {}).get("op")
         if op in OPS:
             counts[op] += 1

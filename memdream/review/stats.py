@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any
 from memdream.clock import format_timestamp, now, parse_timestamp
 from memdream.errors import UsageError
 from memdream.memory.card import ACTIVE_STATUSES, CARD_TYPES, INACTIVE_STATUSES, STATUSES, Card
-from memdream.memory.evidence_log import EVIDENCE_OP
+from memdream.memory.evidence_log import AUDIT_OP, EVIDENCE_OP
 from memdream.memory.factkey import normalize_name, normalize_value
 from memdream.memory.paths import MemoryPaths
-from memdream.review.history import OP_PREFIX, OPS, is_forget_audit, parse_audit_line
+from memdream.review.history import OPS, is_forget_audit, parse_audit_line
 
 if TYPE_CHECKING:
     from memdream.memory.cardcache import CachedCard
@@ -381,7 +381,7 @@ def _dream(path: Path) -> DreamFigures:
     rejected = 0
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            match = OP_PREFIX.match(line)
+            match = AUDIT_OP.match(line)
             op = match.group(1) if match else None
             if op == EVIDENCE_OP:
                 continue
