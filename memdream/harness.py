@@ -121,6 +121,27 @@ def _users_section(template: str) -> str | None:
     return words or None
 
 
+def _from_the_ask(paragraphs: list[str]) -> list[str]:
+    """``paragraphs`` from the first that asks for something, when the first only sets the scene ("We are
+    in a runpod instance. …", the ask in a later paragraph); else all of them."""
+    if paragraphs and _SETTING.match(paragraphs[0]) and not _ASKS.search(paragraphs[0]):
+        return next((paragraphs[at:] for at in range(1, len(paragraphs)) if _ASKS.search(paragraphs[at])),
+                    paragraphs)
+    return paragraphs
+
+
+def _without_role(line: str) -> str:
+    """``line`` without its role prompt: one pasted after the request is cut off; one put first ("You are a
+    senior engineer. Fix …") gives way to the sentences after it, when there are any."""
+    persona = _PERSONA.search(line)
+    if persona is None:
+        return line
+    if persona.start():
+        return line[:persona.start()].rstrip(" -–—:")
+    rest = _SENTENCE_END.split(line[persona.end():], maxsplit=1)
+    return rest[1] if len(rest) > 1 and rest[1].strip() else line
+
+
 def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     """The first paragraph of ``text`` on one line (with the list after it when it ends in a colon: it
     heads that list; without a role prompt pasted after the request; the first paragraph that asks for
@@ -133,20 +154,11 @@ def headline(text: str, limit: int = GOAL_LIMIT) -> str:
     block = text.find(_KEY_BLOCK)
     if block >= 0:
         text = text[:block]
-    paragraphs = [" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()]
-    if paragraphs and _SETTING.match(paragraphs[0]) and not _ASKS.search(paragraphs[0]):
-        # "We are in a runpod instance. …" first, the ask in a later paragraph: the goal is the ask
-        paragraphs = next((paragraphs[at:] for at in range(1, len(paragraphs)) if _ASKS.search(paragraphs[at])),
-                          paragraphs)
+    paragraphs = _from_the_ask([" ".join(part.split()) for part in _PARAGRAPH.split(text) if part.strip()])
     line = paragraphs[0] if paragraphs else ""
     if line.endswith(":") and len(paragraphs) > 1 and _LIST_ITEM.match(paragraphs[1]):
         line = f"{line} {paragraphs[1]}"  # "Implement the grace period:" says what only with its list
-    persona = _PERSONA.search(line)
-    if persona is not None and persona.start():  # a role prompt pasted after the request: the request is before
-        line = line[:persona.start()].rstrip(" -–—:")
-    elif persona is not None:  # a role first ("You are a senior engineer. Fix …"): the task is what follows it
-        rest = _SENTENCE_END.split(line[persona.end():], maxsplit=1)
-        line = rest[1] if len(rest) > 1 and rest[1].strip() else line
+    line = _without_role(line)
     if len(line) <= limit:
         return line
     words = line[:limit].split(" ")[:-1]  # the last one is cut, or leaves no room for the "…"

@@ -101,15 +101,13 @@ def open_plan(plan_data: dict[str, Any], query: str) -> tuple[str, list[str]]:
         return bool(query_tokens) and len(held) >= PLAN_MATCH * len(query_tokens)
 
     goal = next((item.text for item in plan.goals if shown(item)), "" if plan.goals else plan.goal)
-    next_items = [item.text for item in plan.next if shown(item)]
+    scope = None  # a project whose next actions are shown with its goal
     if not goal and asks_about_recent_work(query) and plan.goal:
         named = [item for item in plan.goals
                  if item.scope and query_tokens.issuperset(tokenize(item.scope) or ["\0"])]
         chosen = named[0] if named else next((item for item in plan.goals if item.text == plan.goal), None)
-        scope = chosen.scope if chosen is not None else None
-        return (chosen.text if chosen is not None else plan.goal,
-                [item.text for item in plan.next if shown(item) or (scope and item.scope == scope)])
-    return goal, next_items
+        goal, scope = (chosen.text, chosen.scope) if chosen is not None else (plan.goal, None)
+    return goal, [item.text for item in plan.next if shown(item) or (scope and item.scope == scope)]
 
 
 def known_scopes(plan_data: dict[str, Any], docs: Iterable[CardDoc]) -> set[str]:

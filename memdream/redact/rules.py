@@ -369,42 +369,33 @@ _PASSWORD_OPTION = Rule(
     ("v1", "v2", "v3", "v4"),
     _secret_value_ok,
 )
-_MYSQL_PASSWORD = Rule(
-    "secret",
-    # `mysql -u root -phunter2 db`: the password glued to `-p`. A bare `-p` prompts, `-P 3306` is
-    # a port: neither is a secret. Only on a mysql command line, not after a pipe or `;`.
-    re.compile(
-        r"(?<![A-Za-z0-9_-])(?i:mysql(?:dump|admin|import|check)?)(?![A-Za-z0-9_-])"
-        r"[^\n|;&]{0,512}?[ \t]-p(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'`;&|<>()]+))",
-        _A,
-    ),
-    _anchors(b"mysql"),
-    ("q1", "q2", "v"),
-)
 # A password a database or remote client takes as an option's value, each as its manual says:
 # `mongosh -u admin -p hunter2` (the MongoDB shell and tools; a bare `-p`, or one before another
 # option, prompts), `redis-cli -a hunter2`, `sshpass -p hunter2`, `curl -u user:hunter2` (the part
-# after the colon; `-u user` alone prompts). `mysql -p hunter2` is not one: mysql's password is glued
-# to `-p` (above), and a word after `-p ` is the database. Only on that client's command line.
+# after the colon; `-u user` alone prompts), `mysql -u root -phunter2 db` (glued to `-p`: a bare `-p`
+# prompts, `-P 3306` is a port, and a word after `-p ` is the database). Only on that client's command
+# line, not after a pipe or `;`.
 _CLIENT_VALUE = r"(?:\"(?P<q1>[^\"\n]+)\"|'(?P<q2>[^'\n]+)'|(?P<v>[^\s\"'`;&|<>()]+))"
 
 
-def _client_password(tool: str, option: str, anchor: bytes) -> Rule:
+def _literal_secret(match: re.Match[str]) -> bool:
+    value = next(match.group(name) for name in ("q1", "q2", "v") if match.start(name) != -1)
+    return not value.startswith("$") and is_secret_value(value)
+
+
+def _client_password(tool: str, option: str, anchor: bytes, validator: Validator | None = _literal_secret) -> Rule:
+    """The value of ``option`` on a command line of ``tool``, when ``validator`` takes it."""
     return Rule(
         "secret",
         re.compile(r"(?<![A-Za-z0-9_-])(?i:" + tool + r")(?![A-Za-z0-9_-])[^\n|;&]{0,512}?[ \t]" + option
                    + _CLIENT_VALUE, _A),
         _anchors(anchor),
         ("q1", "q2", "v"),
-        _client_value_ok,
+        validator,
     )
 
 
-def _client_value_ok(match: re.Match[str]) -> bool:
-    value = next(match.group(name) for name in ("q1", "q2", "v") if match.start(name) != -1)
-    return not value.startswith("$") and is_secret_value(value)
-
-
+_MYSQL_PASSWORD = _client_password(r"mysql(?:dump|admin|import|check)?", r"-p", b"mysql", validator=None)
 _CLIENT_PASSWORDS = (
     _client_password(r"mongo(?:sh|dump|restore|export|import|stat|top|files)?", r"-p[ \t]+(?!-)", b"mongo"),
     _client_password(r"redis-cli", r"-a[ \t]+(?!-)", b"redis-cli"),
