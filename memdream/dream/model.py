@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,15 +218,19 @@ class DreamContext:
         return [card for card in self.cards.values() if card.is_active]
 
     def cards_by_key(self) -> dict[FactKey, list[Card]]:
-        """The active fact cards by key, built afresh (stages change statuses between calls). Which
-        key each card has is found again only when cards were added (a card's names never change in a
-        dream, and no stage removes a card): keying ten thousand cards on each of the five calls a run
-        makes would cost more than an incremental dream's real work; what is left per call is one
-        status test a card."""
-        keyed: list[tuple[Card, FactKey]] | None = self.memo.get("keyed_cards")
-        if keyed is None or self.memo.get("keyed_count") != len(self.cards):
-            keyed = self.memo["keyed_cards"] = [(card, FactKey.of(card.subject, card.attribute))
-                                                for card in self.cards.values() if card.attribute is not None]
+        """The active fact cards by key, built afresh (stages change statuses between calls). Only the
+        cards added since the last call are keyed (a card's names never change in a dream, no stage
+        removes a card, and a dict keeps the order cards were added in): keying ten thousand cards on
+        each of the six calls a run makes would cost more than an incremental dream's real work; what
+        is left per call is one status test a card."""
+        keyed: list[tuple[Card, FactKey]] = self.memo.setdefault("keyed_cards", [])
+        counted: int = self.memo.get("keyed_count", 0)
+        if counted > len(self.cards):  # a card was taken out after all: key them all again
+            keyed.clear()
+            counted = 0
+        if counted != len(self.cards):
+            added = itertools.islice(self.cards.values(), counted, None)
+            keyed += [(card, FactKey.of(card.subject, card.attribute)) for card in added if card.attribute is not None]
             self.memo["keyed_count"] = len(self.cards)
         found: dict[FactKey, list[Card]] = {}
         for card, key in keyed:

@@ -143,3 +143,29 @@ def test_state_keeps_last_run_and_reads_states_without_it(tmp_path: Path) -> Non
     older = state_mod.load(tmp_path)
     assert older is not None and older.last_run is None and older.consumed == 3
     assert state_mod.previous_run(tmp_path) is None  # no state's time and no git repository
+
+
+def test_decay_s_shortcut_on_the_text_of_times_agrees_with_parsing_them() -> None:
+    """Decay tells most cards fresh from the text of their time alone; for every time around the cutoff
+    (a second either side of each whole day, the future, and forms memdream does not write) the shortcut
+    says fresh only where the parsed age says so too."""
+    from datetime import timedelta
+
+    from memdream.clock import format_timestamp, parse_timestamp
+    from memdream.dream.decay import _ages, _fresh
+    from memdream.memory.card import Card
+
+    now_text, days = START, 90
+    now = parse_timestamp(now_text)
+    cutoff = format_timestamp(now - timedelta(days=days + 1))
+    times = [format_timestamp(now - timedelta(days=day, seconds=second))
+             for day in range(days - 2, days + 3) for second in (-1, 0, 1)]
+    times += [format_timestamp(now + timedelta(days=3)), "2026-09-01T00:00:00+00:00", "2026-09-01 00:00:00Z",
+              "2026-11-29T12:00:00.5Z"]
+    shortcuts = 0
+    for verified in times:
+        card = Card.from_dict(card_data(updated_at=OLD, last_verified_at=verified, ttl_policy="decay-90d"))
+        if _fresh(card, cutoff, now_text):
+            shortcuts += 1
+            assert _ages(card, now)[0] <= days, verified
+    assert shortcuts > 0  # the shortcut is taken at all
