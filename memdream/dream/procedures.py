@@ -1,14 +1,17 @@
 """Procedures: one card per project saying how it is built, tested, linted, formatted and run.
 
-From the procedure pieces (:mod:`memdream.dream.extractors.procedures`, one per successful command),
-per purpose: the commands (program and subcommand: ``cargo test``, ``npm run build``) that succeeded
+From the procedure pieces (:mod:`memdream.dream.extractors.procedures`, one per successful command,
+and one per test run whose tests ran and failed), per purpose: the commands (program and subcommand: ``cargo test``, ``npm run build``) that succeeded
 at least twice, in one session or across sessions, compete, and the one run most recently wins (a
 project that moved from pytest to cargo test tests with cargo). Its stable form is what its newest
 ``WINDOW`` successful runs share: the flags most of them pass (with the value all of them give, else a
 placeholder), the arguments most of them pass, and the folder most of them ran from (a run command
 adds the local address its newest run said it serves); file lists,
 messages and one-off arguments do not recur, so they do not show. A test command given files or
-names in two runs or more also shows how to run one.
+names in two runs or more also shows how to run one. Test runs whose tests failed count only where no
+passing test command is settled: they are how the project is tested, but a developer re-running
+failing tests narrows them (``-t <name>``, ``-k <expr>``), and those forms must not outvote the
+command that passes.
 
 The card is a strategy keyed (project, ``procedures``), its evidence the runs it came from. A new
 card passes admission like any new key (:func:`memdream.dream.admission.assess`); a changed value
@@ -66,11 +69,12 @@ def history(ctx: DreamContext, key: FactKey) -> list[Seen]:
     stats = ctx.key_stats.setdefault(key, KeyStats())
     pieces = {(piece.ref, piece.value): piece for piece in [*stats.pending, *ctx.pieces.get(key, [])]
               if piece.source == NAME and piece.stance == "supports"}
-    by_command: dict[tuple[str, str], list[Seen]] = {}
+    by_command: dict[tuple[str, str, bool], list[Seen]] = {}  # failed runs apart: they never push passing ones out
     for piece in sorted(pieces.values(), key=_order):
         invocation = decode(piece.value or "")
         if invocation is not None:
-            by_command.setdefault((invocation.purpose, invocation.head), []).append(Seen(invocation, piece))
+            command = (invocation.purpose, invocation.head, invocation.failed)
+            by_command.setdefault(command, []).append(Seen(invocation, piece))
     kept = sorted((seen for runs in by_command.values() for seen in runs[-WINDOW:]), key=lambda s: _order(s.piece))
     stats.pending = [seen.piece for seen in kept]
     return kept
@@ -78,7 +82,15 @@ def history(ctx: DreamContext, key: FactKey) -> list[Seen]:
 
 def procedures(seen: list[Seen]) -> list[Procedure]:
     """Per purpose, the newest command that is how the project works (:func:`_settled`), in its
-    stable form."""
+    stable form: from the passing runs, else (a project whose tests only ever ran failing) from all."""
+    best = _best([each for each in seen if not each.invocation.failed])
+    for purpose, runs in _best(seen).items():
+        best.setdefault(purpose, runs)
+    return [stable(purpose, best[purpose]) for purpose in PURPOSES if purpose in best]
+
+
+def _best(seen: list[Seen]) -> dict[str, list[Seen]]:
+    """Per purpose, the runs of the newest settled command among ``seen``."""
     by_command: dict[tuple[str, str], list[Seen]] = {}
     for each in seen:
         by_command.setdefault((each.invocation.purpose, each.invocation.head), []).append(each)
@@ -88,7 +100,7 @@ def procedures(seen: list[Seen]) -> list[Procedure]:
         if _settled(purpose, runs, recurring) and (purpose not in best
                                                    or _order(runs[-1].piece) > _order(best[purpose][-1].piece)):
             best[purpose] = runs
-    return [stable(purpose, best[purpose]) for purpose in PURPOSES if purpose in best]
+    return best
 
 
 def _settled(purpose: str, runs: list[Seen], recurring: bool) -> bool:

@@ -99,19 +99,67 @@ def test_file_lists_messages_and_one_off_arguments_do_not_show(run: Any, memory:
         assert one_off not in text, one_off  # `npm ci` ran once: not yet how the project is set up
 
 
-def test_a_failed_run_does_not_count(run: Any, memory: Path, tmp_path: Path) -> None:
+def test_a_failed_run_counts_only_when_it_ran_the_tests(run: Any, memory: Path, tmp_path: Path) -> None:
+    """Failing tests are still run with the project's test command; a run that never got to the tests
+    (a compile error, a build that failed) is no evidence, and a failed run speaks for its test command only."""
     for number, day in enumerate((3, 6), start=1):
         session = ClaudeSession(_session_id("ledger-failing", number), LEDGER, _start(day))
         session.user("Fix the rounding of VAT.")
         session.bash("pytest -q", "F..\n1 failed, 2 passed in 0.31s", exit_code=1)
         # Through a pipe the exit code is tail's: the output still says the tests failed.
-        session.bash("pytest -q 2>&1 | tail -2", "FAILED tests/test_vat.py::test_round - assert 0.1 == 0.2\n"
-                                                  "1 failed, 2 passed in 0.30s")
         session.bash("make lint", "ruff check .\nAll checks passed!")
+        session.bash("npm run build", "npm ERR! Missing script: \"build\"", exit_code=1)
+        session.bash("ruff format --check . && cargo test", "error: could not compile `vat` (lib) due to 2 previous "
+                                                            "errors", exit_code=101)
         session.write(tmp_path / "logs")
     _dream(run, memory, tmp_path / "logs")
     [card] = _procedures(run, memory)
-    assert card["statement"] == "In ledger: lint `make lint`."
+    assert card["statement"] == "In ledger: test `pytest -q`; lint `make lint`."
+
+
+def test_failing_runs_narrowed_to_one_test_do_not_outvote_the_passing_command(run: Any, memory: Path,
+                                                                           tmp_path: Path) -> None:
+    for number, day in enumerate((3, 6), start=1):
+        session = ClaudeSession(_session_id("ledger-narrowed", number), LEDGER, _start(day))
+        session.user("Fix the rounding of VAT.")
+        for _ in range(3):  # re-run the failing test alone, more often than the whole suite passes
+            session.bash("pytest -q -k test_round", "F\n1 failed, 40 deselected in 0.21s", exit_code=1)
+        session.bash("pytest -q", "." * 41 + "\n41 passed in 0.35s")
+        session.write(tmp_path / "logs")
+    _dream(run, memory, tmp_path / "logs")
+    [card] = _procedures(run, memory)
+    assert card["statement"] == "In ledger: test `pytest -q`."
+
+
+@pytest.mark.parametrize("output", [
+    "running 175 tests\ntest a ... ok\ntest b ... FAILED\n\ntest result: FAILED. 174 passed; 1 failed; 0 ignored",
+    "============ 1 failed, 12 passed in 3.10s ============",
+    "FAIL src/a.test.ts\n Test Files  1 failed | 3 passed (4)\n      Tests  1 failed | 30 passed (31)",
+    "Tests:       1 failed, 9 passed, 10 total",
+    "--- FAIL: TestRound (0.00s)\nFAIL\nFAIL\texample.com/vat\t0.012s",
+    "Ran 12 tests in 0.031s\n\nFAILED (failures=1)",
+    "12 tests, 1 failure",
+])
+def test_a_test_runner_s_report_of_failing_tests_says_the_tests_ran(output: str) -> None:
+    from memdream.dream.extractors._runs import Run
+    from memdream.dream.extractors.procedures import succeeded, tests_ran
+
+    failed = Run({}, "make test", False, output)
+    assert tests_ran(failed) and not succeeded(failed)
+
+
+@pytest.mark.parametrize("output", [
+    "error: could not compile `vat` (lib test) due to 3 previous errors",
+    "failed in sandbox MacosSeatbelt with execution error: command timed out",
+    "ERROR: file or directory not found: tests/test_vat.py\n\nno tests ran in 0.01s",
+    "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored",
+    "npm ERR! Missing script: \"test\"",
+])
+def test_a_run_that_never_got_to_the_tests_is_no_test_run(output: str) -> None:
+    from memdream.dream.extractors._runs import Run
+    from memdream.dream.extractors.procedures import tests_ran
+
+    assert not tests_ran(Run({}, "make test", False, output))
 
 
 def test_a_runner_switch_updates_the_card(run: Any, memory: Path, tmp_path: Path) -> None:

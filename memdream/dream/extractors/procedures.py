@@ -6,7 +6,12 @@ the table is about ecosystems, never about one project). A command line is read 
 ``cd X &&`` names the folder the rest runs from, chains split into their commands, pipes into
 ``head``/``tail``/``grep`` and redirections such as ``2>&1`` only shape output and are dropped, and so
 is a heredoc's body (ingest keeps a command's first line only). A run whose output reports failures
-(``3 failed``, ``test result: FAILED``) is no success, whatever its exit code after a pipe.
+(``3 failed``, ``test result: FAILED``) is no success, whatever its exit code after a pipe. A test
+run is the exception: when the runner's own report shows that tests ran (``running 175 tests``,
+``=== 2 failed, 40 passed in 3.1s``, ``Tests: 1 failed, 9 passed``), the command is how the project
+is tested whatever the tests said (a developer fixing failing tests runs it most), so its test
+command counts; a run that never got to the tests (a compile error, a wrong flag, a sandbox that
+refused it) does not.
 
 Each piece holds one invocation: its purpose, the program with its subcommand (``cargo test``,
 ``npm run build``, ``poetry run pytest``), the folder, and its flags and arguments as written; for a
@@ -134,12 +139,15 @@ class Invocation:
     folder: str | None
     items: tuple[tuple[Any, ...], ...]
     serves: str | None = None  # a run's local address, as its output gave it
+    failed: bool = False  # a test run whose tests ran and some failed
 
     def encode(self) -> str:
-        data = {"purpose": self.purpose, "head": self.head, "folder": self.folder,
-                "items": [list(item) for item in self.items]}
+        data: dict[str, Any] = {"purpose": self.purpose, "head": self.head, "folder": self.folder,
+                                "items": [list(item) for item in self.items]}
         if self.serves:  # left out when there is none: a piece of before is the same value
             data["serves"] = self.serves
+        if self.failed:
+            data["failed"] = True
         return json.dumps(data, ensure_ascii=False)
 
 
@@ -149,7 +157,8 @@ def decode(value: str) -> Invocation | None:
         data = json.loads(value)
         serves = data.get("serves")
         return Invocation(str(data["purpose"]), str(data["head"]), data["folder"],
-                          tuple(tuple(item) for item in data["items"]), serves if isinstance(serves, str) else None)
+                          tuple(tuple(item) for item in data["items"]), serves if isinstance(serves, str) else None,
+                          data.get("failed") is True)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -328,8 +337,26 @@ def invocations(command: str) -> Iterator[Invocation]:
         yield Invocation(purpose, " ".join(words[:length]), folder, items)
 
 
+# A test runner's own report that tests ran, passed or not (cargo, pytest, unittest, jest, vitest, go,
+# mocha, mix, rspec, dotnet, phpunit, ctest): counts of tests, never an error message alone.
+_TESTS_RAN = re.compile(
+    r"^running [1-9]\d* tests?$|^test result: (?:ok|FAILED)\. (?:[1-9]\d* passed; \d+|\d+ passed; [1-9]\d*) failed|"
+    r"^=+ .*\b\d+ (?:passed|failed)\b.* in [\d.]+s(?: \([\d:.]+\))? =+$|^collected [1-9]\d* items?\b|"
+    r"^\d+ (?:passed|failed)(?:, \d+ [a-z]+)* in [\d.]+s$|"
+    r"^Ran [1-9]\d* tests? in [\d.]+s$|^Tests?:?\s+(?:\d+ failed[,|]?\s*)?\d+ (?:passed|failed)\b|"
+    r"^\s*Test Files\s+\d+ (?:failed|passed)\b|^--- FAIL: \S+|^(?:ok|FAIL)\s+\S+\s+[\d.]+s$|"
+    r"^\s*[1-9]\d* passing \(|^[1-9]\d* (?:tests?|examples?), \d+ failures?\b|"
+    r"^(?:Failed|Passed)!\s+- Failed:\s+\d+, Passed:\s+\d+|^Tests: \d+, Assertions: \d+|"
+    r"\btests? passed, \d+ tests? failed out of \d+$", re.MULTILINE)
+
+
 def succeeded(run: Run) -> bool:
     return run.ok and not _FAILED.search(run.output)
+
+
+def tests_ran(run: Run) -> bool:
+    """Whether the run's output is a test runner's report of tests it ran (some may have failed)."""
+    return bool(_TESTS_RAN.search(run.output))
 
 
 def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
@@ -338,10 +365,14 @@ def extract(episode: Episode, ctx: DreamContext) -> Iterator[Candidate]:
         return  # a procedure is a project's: none from a session that names no project
     key = FactKey.of(project, ATTRIBUTE)
     for run in runs(episode.events):
-        if not succeeded(run):
+        ok = succeeded(run)
+        if not ok and not tests_ran(run):
             continue
         # One occurrence per program and subcommand a command line runs: `cargo test --no-run && cargo test`.
-        found = {invocation.head: invocation for invocation in invocations(run.command)}
+        # A run whose tests failed speaks for its test command alone (which of a chain's commands failed
+        # is not known).
+        found = {invocation.head: invocation if ok else dataclasses.replace(invocation, failed=True)
+                 for invocation in invocations(run.command) if ok or invocation.purpose == "test"}
         address = served_address(run.output) if any(i.purpose == "run" for i in found.values()) else None
         for invocation in found.values():
             if address and invocation.purpose == "run":
