@@ -1,12 +1,12 @@
 """Procedures: one card per project saying how it is built, tested, linted, formatted and run.
 
 From the procedure pieces (:mod:`memdream.dream.extractors.procedures`, one per successful command,
-and one per test run whose tests ran and failed), per purpose: the commands (program and subcommand: ``cargo test``, ``npm run build``) that succeeded
-at least twice, in one session or across sessions, compete, and the one run most recently wins (a
-project that moved from pytest to cargo test tests with cargo). Its stable form is what its newest
-``WINDOW`` successful runs share: the flags most of them pass (with the value all of them give, else a
-placeholder), the arguments most of them pass, and the folder most of them ran from (a run command
-adds the local address its newest run said it serves); file lists,
+and one per test run whose tests ran and failed), per purpose: the commands (program and subcommand:
+``cargo test``, ``npm run build``) that succeeded at least twice, in one session or across sessions,
+compete, and the one run most recently wins (a project that moved from pytest to cargo test tests with
+cargo). Its stable form is what its newest ``WINDOW`` successful runs share: the flags most of them pass
+(with the value all of them give, else a placeholder), the arguments most of them pass, and the folder
+most of them ran from (a run command adds the local address its newest run said it serves); file lists,
 messages and one-off arguments do not recur, so they do not show. A test command given files or
 names in two runs or more also shows how to run one. Test runs whose tests failed count only where no
 passing test command is settled: they are how the project is tested, but a developer re-running
