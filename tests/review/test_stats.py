@@ -43,22 +43,22 @@ def test_sample_memory_figures(sample: Path, run: Any) -> None:
     data = stats(run, sample)
     assert list(data) == KEYS
     active, archived = data["cards"]["active"], data["cards"]["archived"]
-    assert active == {"total": 22, "by_type": {"fact": 13, "strategy": 2, "lesson": 7},
-                      "by_status": {"verified": 4, "inferred": 16, "conflicting": 2}}
+    assert active == {"total": 23, "by_type": {"fact": 13, "strategy": 3, "lesson": 7},
+                      "by_status": {"verified": 5, "inferred": 16, "conflicting": 2}}
     assert archived == {"total": 6, "by_type": {"fact": 6, "strategy": 0, "lesson": 0},
                         "by_status": {"superseded": 6, "archived": 0}}
     card_bytes = sum(path.stat().st_size for path in (sample / "cards").rglob("*.yaml"))
     active_bytes = card_bytes + (sample / "plan.yaml").stat().st_size + (sample / "INDEX.md").stat().st_size
-    assert data["size"]["active"] == {"files": 24, "bytes": active_bytes, "tokens": -(-active_bytes // 4)}
+    assert data["size"]["active"] == {"files": 25, "bytes": active_bytes, "tokens": -(-active_bytes // 4)}
     assert data["size"]["archive"]["files"] == 6
     assert data["size"]["raw"] == {"segments": 2, "segments_here": 0, "events": 370, "bytes": 0}  # the manifest's
     assert data["conflicts"] == 2
-    assert data["confidence"] == {"0.0-0.2": 0, "0.2-0.4": 0, "0.4-0.6": 0, "0.6-0.8": 18, "0.8-1.0": 4}
+    assert data["confidence"] == {"0.0-0.2": 0, "0.2-0.4": 0, "0.4-0.6": 0, "0.6-0.8": 18, "0.8-1.0": 5}
     assert data["redundancy"]["pairs"] == 0
-    assert data["usage"] == {"logged": False, "days": 30, "recalled": None, "share": None, "active": 22}
+    assert data["usage"] == {"logged": False, "days": 30, "recalled": None, "share": None, "active": 23}
     (only,) = data["dreams"]["runs"]
     assert data["dreams"]["count"] == 1 and data["dreams"]["last"] == only["run"] == "2026-11-17T03-00-00Z-2276"
-    assert (only["add"], only["supersede"], only["archive"], only["conflict"], only["corrections"]) == (28, 6, 0, 0, 6)
+    assert (only["add"], only["supersede"], only["archive"], only["conflict"], only["corrections"]) == (29, 6, 0, 0, 6)
     assert data["dreams"]["corrections_per_dream"] == 6.0
 
 
@@ -66,23 +66,23 @@ def test_sample_memory_text_draws_the_dreams(sample: Path, run: Any) -> None:
     result = run("stats", "-m", sample)
     assert result.exit_code == 0, result.stderr
     text = result.stdout
-    assert "22 active (fact 13, strategy 2, lesson 7; verified 4, inferred 16, conflicting 2)" in text
+    assert "23 active (fact 13, strategy 3, lesson 7; verified 5, inferred 16, conflicting 2)" in text
     assert "conflicts   2 open" in text
     assert "no usage log here" in text and "0 %" not in text
     row = next(line for line in text.splitlines() if line.startswith("  2026-11-17 03:00"))
-    assert row.split()[2:6] == ["28", "6", "0", "0"]
-    assert row.endswith("+" * 33 + "!" * 7)  # 28 adds and 6 corrections on a 40-column scale, ASCII in a pipe
+    assert row.split()[2:6] == ["29", "6", "0", "0"]
+    assert row.endswith("+" * 33 + "!" * 7)  # 29 adds and 6 corrections on a 40-column scale, ASCII in a pipe
     assert all(ord(char) < 128 for char in text)
 
 
 @pytest.mark.parametrize(("moment", "stale"), [("2026-12-01T00:00:00Z", 0), ("2027-02-08T00:00:00Z", 6),
-                                               ("2027-06-01T00:00:00Z", 22)])
+                                               ("2027-06-01T00:00:00Z", 23)])
 def test_staleness_follows_the_clock(sample: Path, run: Any, monkeypatch: pytest.MonkeyPatch, moment: str,
                                      stale: int) -> None:
     """All sample cards are decay-90d, last verified 2026-11-02 .. 11-12 (six before 11-09)."""
     monkeypatch.setenv("MEMDREAM_NOW", moment)
     figures = stats(run, sample)["staleness"]
-    assert (figures["stale"], figures["with_ttl"]) == (stale, 22)
+    assert (figures["stale"], figures["with_ttl"]) == (stale, 23)
     assert len(figures["examples"]) == min(stale, 10)
 
 
