@@ -259,6 +259,7 @@ class RawRanker:
             self.bases.append(total)
             total += len(segment)
         self.documents = total
+        self._frequencies: dict[str, int] = {}
 
     def locate(self, event: int) -> tuple[int, int]:
         """(segment number, event number in it) of a global event number."""
@@ -266,8 +267,14 @@ class RawRanker:
         return number, event - self.bases[number]
 
     def frequency(self, token: str) -> int:
-        return sum(segment.postings.frequency(token) + segment.speakers.frequency(token)
-                   for segment in self.segments)
+        """How many events hold ``token`` (as a word or as their speaker). Kept per token: feedback asks
+        it of every word of the top events, and a batch of queries or the MCP server asks again and again
+        (the segments of a ranker never change: a new segment makes a new ranker)."""
+        found = self._frequencies.get(token)
+        if found is None:
+            found = self._frequencies[token] = sum(segment.postings.frequency(token) + segment.speakers.frequency(token)
+                                                   for segment in self.segments)
+        return found
 
     def weights(self, tokens: Iterable[str]) -> dict[str, float]:
         """The idf of each of ``tokens`` that some event holds."""
@@ -381,8 +388,9 @@ class RawRanker:
             for neighbour in (segment.previous[doc], segment.following[doc]):
                 if neighbour >= 0 and share > final.get(self.bases[number] + neighbour, 0.0):
                     final[self.bases[number] + neighbour] = share
+                    located[self.bases[number] + neighbour] = (number, neighbour)  # no bisect for it below
         return heapq.nlargest(limit, ((value, event) for event, value in final.items()
-                                      if accept(*self.locate(event))), key=lambda pair: (pair[0], -pair[1]))
+                                      if accept(*located[event])), key=lambda pair: (pair[0], -pair[1]))
 
 
 # -- how well an item answers -----------------------------------------------------------------------
