@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from memdream.memory.store import Memory
     from memdream.recall.file_views import FileHistory
 
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
@@ -155,6 +155,9 @@ class CardIndex:
     # The scopes the active cards name (recall.resident.scopes_of): a session-start hook asks which
     # projects the memory knows, and unpickling every card's record to find out cost a third of its work.
     active_scopes: frozenset[str] = frozenset()
+    # The active cards by the scopes they name ("" for those that name none): the session-start hook's
+    # cards of one scope, told apart without unpickling a card or scoring another project's.
+    scoped: dict[str, list[int]] = field(default_factory=dict)
     # Supersession (docs/recall.md, "Superseded values"): raw events that a superseded card cites and no
     # active card does, by reference; and the value of each fact key held by exactly one active card.
     # Plain tuples of Successor / CurrentValue fields: thousands of them unpickle at a third of the cost.
@@ -380,7 +383,10 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
         active = not cached.file.archived and card.status in ACTIVE_STATUSES
         index.active.append(active)
         if active:
-            scopes.update(scopes_of(doc))
+            named = scopes_of(doc)
+            scopes.update(named)
+            for name in named or ("",):
+                index.scoped.setdefault(name, []).append(number)
         if active and is_resident(card.type, card.tags):
             index.resident.append(number)
         if key is not None and active:

@@ -22,11 +22,9 @@ OWN, SHARED = 0, 1  # the tiers of the cards: the scope's own, then global and u
 def standing_items(recaller: Recaller, shown: set[str]) -> Iterator[Item]:
     """The scope's cards as items, best first, but none of ``shown`` (ids): lazily, so that a full budget
     stops the walk early (cards are unpickled one by one when looked at)."""
-    cards, static, scope = recaller.cards, recaller.static, recaller.scope
-    ranked = sorted((number for number, flag in enumerate(cards.active) if flag and cards.ids[number] not in shown),
-                    key=lambda number: (-static[number], cards.ids[number]))
+    cards, scope = recaller.cards, recaller.scope
     keys: set[tuple[str, str]] = set()
-    for number in _own_first(recaller, ranked):
+    for number in _own_first(recaller, shown):
         doc = recaller.doc(number)
         if doc.key is not None:
             if doc.key in keys:
@@ -37,17 +35,22 @@ def standing_items(recaller: Recaller, shown: set[str]) -> Iterator[Item]:
                    text=card_text(doc, partners if len(partners) > 1 else None), evidence=list(doc.evidence))
 
 
-def _own_first(recaller: Recaller, ranked: list[int]) -> Iterator[int]:
-    """``ranked`` (best first) with the scope's own cards before global and unscoped ones, and no other
-    project's."""
-    shared: list[int] = []
-    for number in ranked:
-        found = tier(recaller.doc(number), recaller.scope)
-        if found == OWN:
-            yield number
-        elif found == SHARED:
-            shared.append(number)
-    yield from shared
+def _own_first(recaller: Recaller, shown: set[str]) -> list[int]:
+    """The active cards, none of ``shown``, by the query-independent score: the scope's own before global
+    and unscoped ones, and no other project's (told by the index's scopes: no card is unpickled or scored
+    for it)."""
+    cards, static, scope = recaller.cards, recaller.static, recaller.scope
+    if scope is None:
+        tiers = [[number for number, flag in enumerate(cards.active) if flag]]
+    else:
+        own = set(cards.scoped.get(scope_key(scope), ()))
+        shared = {*cards.scoped.get(GLOBAL_SCOPE, ()), *cards.scoped.get("", ())} - own
+        tiers = [list(own), list(shared)]
+    ranked: list[int] = []
+    for numbers in tiers:
+        ranked += sorted((number for number in numbers if cards.ids[number] not in shown),
+                         key=lambda number: (-static[number], cards.ids[number]))
+    return ranked
 
 
 def tier(doc: CardDoc, scope: str | None) -> int | None:
