@@ -56,21 +56,24 @@ def clock_jump(ctx: DreamContext, now: datetime) -> str | None:
             f"({previous}); decay archived nothing this run (run dream again if the clock is right)")
 
 
-# The one form memdream writes a time in (clock.format_timestamp): such times order as their text does.
-_WRITTEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+# The form memdream writes a time in (clock.format_timestamp), and the same with a fraction of a second (as
+# logs give the times that become last_verified_at): UTC, so that whole seconds order as their text does.
+_UTC_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z")
 
 
 def _fresh(card: Card, cutoff: str, now_text: str) -> bool:
     """Whether the card was verified after ``cutoff`` (``days`` + 1 days before now: so neither step below
-    applies), told from the text of its time when it is in the form memdream writes: parsing two times
-    of every card cost an incremental dream of ten thousand cards ~40 ms. Any other form (an edited
-    file) says False, and the caller parses it."""
-    verified = card.last_verified_at or card.updated_at
-    if not now_text or not _WRITTEN.fullmatch(verified):
+    applies), told from the text of its time: parsing two times of every card cost an incremental dream
+    of ten thousand cards ~40 ms. ``cutoff`` and ``now_text`` are in the form memdream writes (or
+    ``now_text`` is empty: never fresh). Any doubt says False, and the caller parses: another form (an
+    edited file), the cutoff's own second, or a time in now's second with a fraction (maybe after now)."""
+    found = _UTC_TIME.fullmatch(card.last_verified_at or card.updated_at)
+    if not now_text or found is None:
         return False
+    second, now_second = found.group(1), now_text[:19]
     # After the cutoff and not in the future: fewer than days + 1 whole days old. A future time is not
     # believed (see _ages) and takes the slow path.
-    return cutoff < verified <= now_text
+    return cutoff[:19] < second and (second < now_second or second == now_second and found.group(2) is None)
 
 
 def _ages(card: Card, now: datetime) -> tuple[int, int]:
@@ -88,7 +91,7 @@ def run(ctx: DreamContext) -> None:
     if jump is not None:
         ctx.warnings.append(jump)
     touched = {operation.card for operation in ctx.ops}
-    now_text = ctx.now if _WRITTEN.fullmatch(ctx.now) else ""
+    now_text = ctx.now if _UTC_TIME.fullmatch(ctx.now) and "." not in ctx.now else ""
     cutoffs: dict[int, str] = {}
     ageing: list[tuple[Card, int]] = []
     for card in ctx.active_cards():

@@ -160,8 +160,9 @@ def test_decay_s_shortcut_on_the_text_of_times_agrees_with_parsing_them() -> Non
     cutoff = format_timestamp(now - timedelta(days=days + 1))
     times = [format_timestamp(now - timedelta(days=day, seconds=second))
              for day in range(days - 2, days + 3) for second in (-1, 0, 1)]
+    times += [time[:-1] + ".918Z" for time in times]  # as logs give them: a fraction of a second
     times += [format_timestamp(now + timedelta(days=3)), "2026-09-01T00:00:00+00:00", "2026-09-01 00:00:00Z",
-              "2026-11-29T12:00:00.5Z"]
+              "2026-11-29T12:00:00.5Z", START[:-1] + ".5Z", cutoff[:-1] + ".001Z"]
     shortcuts = 0
     for verified in times:
         card = Card.from_dict(card_data(updated_at=OLD, last_verified_at=verified, ttl_policy="decay-90d"))
