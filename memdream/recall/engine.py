@@ -67,6 +67,9 @@ if TYPE_CHECKING:
 MIN_BUDGET = 64
 # Raw scores can reach 1 + the episode share; reported scaled into [0, 1].
 RAW_SCORE_SCALE = 1.3
+# A raw event scored below this share of the scale (found by feedback words alone, far down: "hi", "ok")
+# is not shown, even with room left: bytes that answer nothing cost the agent's context all the same.
+RAW_FLOOR = 0.025
 # At most this many withheld superseded raw events are listed in the JSON output (the best-ranked).
 MAX_WITHHELD = 20
 # A card is shown when it holds at least this share of the query's words, or as many as the best raw
@@ -487,6 +490,8 @@ class Recaller:
         weights = ranker.weights(query_tokens)
         found: list[Item] = []
         for score, number in ranked:
+            if score < RAW_FLOOR * RAW_SCORE_SCALE:
+                break  # best first: the rest are lower still
             event = events[number]
             if self.subject is not None and self.subject not in compact_name(index_mod.event_text(event)):
                 continue

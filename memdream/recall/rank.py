@@ -37,6 +37,8 @@ from memdream.recall.text import RELATED, RELATED_WEIGHT, related, token_spans, 
 SPEAKER_WEIGHT = 3.0
 EPISODE_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.5
+# A neighbour holding fewer words than this (after stopwords: "hi", "ok", "yes") tells nothing alone.
+MIN_NEIGHBOUR_WORDS = 2
 FEEDBACK_DOCS = 5
 FEEDBACK_TERMS = 10
 FEEDBACK_WEIGHT = 0.3
@@ -386,7 +388,9 @@ class RawRanker:
             segment = self.segments[number]
             share = NEIGHBOUR_SHARE * value / best
             for neighbour in (segment.previous[doc], segment.following[doc]):
-                if neighbour >= 0 and share > final.get(self.bases[number] + neighbour, 0.0):
+                if neighbour < 0 or segment.lengths[neighbour] < MIN_NEIGHBOUR_WORDS:
+                    continue
+                if share > final.get(self.bases[number] + neighbour, 0.0):
                     final[self.bases[number] + neighbour] = share
                     located[self.bases[number] + neighbour] = (number, neighbour)  # no bisect for it below
         return heapq.nlargest(limit, ((value, event) for event, value in final.items()

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -365,3 +366,20 @@ def test_near_identical_lines_that_hold_different_words_of_the_query_are_both_sh
     ingest(run, memory, tmp_path, banner, name="banner")
     shown = [item["text"] for item in raw_items(recall_json(run, memory, "which main model with diff edit format?"))]
     assert sum("Main model" in text for text in shown) == 1 and "gpt-4.3" in " ".join(shown)
+
+
+REAL_SESSIONS = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "real-sessions"
+
+
+@pytest.mark.skipif(not (REAL_SESSIONS / "AlexShchuka__mozgoslav").is_dir(), reason="real sessions not here")
+def test_raw_events_found_by_feedback_alone_far_down_are_not_shown(run: Any, memory: Path) -> None:
+    """A real aider history: asked how far the RAG work is, the fallback had filled its leftover room with
+    "hi", found by feedback words alone at 2 % of the best score. Room left is not a reason to show it."""
+    from memdream.recall.engine import RAW_FLOOR
+
+    assert run("ingest", REAL_SESSIONS / "AlexShchuka__mozgoslav", "-m", memory).exit_code == 0
+    data = recall_json(run, memory, "How far along is the RAG implementation?")
+    raw = raw_items(data)
+    assert raw and "RAG" in raw[0]["text"]
+    assert all(item["score"] >= RAW_FLOOR for item in raw)
+    assert not any(item["text"].endswith("user: hi") for item in raw)
