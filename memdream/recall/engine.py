@@ -525,8 +525,14 @@ class Recaller:
         return self._candidates
 
     def _first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
+        """The raw ranking's first stage: the query's terms and their BM25 score of the events that hold
+        one; with recall.embed, the events closest in meaning get a bonus (memdream.recall.embed)."""
         if self._first is None:
-            self._first = self.raw.first_stage(query)
+            terms, scores = self.raw.first_stage(query)
+            semantic = self.semantic
+            if semantic is not None:
+                scores = semantic.raw_fused(self.paths, self.raw, query, scores)
+            self._first = (terms, scores)
         return self._first
 
     def _raw_coverage(self, query: str) -> float:

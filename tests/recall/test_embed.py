@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from memdream import yamlio
+from memdream.memory.paths import MemoryPaths
 from memdream.recall import embed
 from memdream.recall.embed import fuse
 from tests.recall.helpers import commit_all, message, write_events
@@ -302,3 +303,48 @@ def test_model_setting_is_a_folder_or_a_hub_name(tmp_path: Path) -> None:
     assert embed.model_source(tmp_path, "models/mine") == str(tmp_path / "models" / "mine")
     assert embed.model_source(tmp_path, str(tmp_path / "models" / "mine")) == str(tmp_path / "models" / "mine")
     assert embed.model_source(tmp_path, "minishlab/potion-base-8M") == "minishlab/potion-base-8M"
+
+
+# -- raw events by meaning --------------------------------------------------------------------------------
+@pytest.fixture
+def chat_only(memory: Path, run: Any, tmp_path: Path) -> Path:
+    """A memory of raw events only: one says where the rows live, in none of the question's words; the
+    rest are about other things (words the tiny model does not know)."""
+    said = [message("s-1", f"m{number}", f"2026-11-20T10:{number:02d}:00Z", text) for number, text in enumerate(
+        ["billing keeps its rows in firebird", "lunch was good today", "the printer on floor two is jammed",
+         "remember the offsite next spring", "our standup moved to ten"])]
+    assert run("ingest", write_events(tmp_path / "chat.jsonl", said), "-m", memory).exit_code == 0
+    dream(run, memory)
+    return memory
+
+
+def raw_texts(data: dict[str, Any]) -> list[str]:
+    return [item["text"] for item in data["items"] if item["source"] == "raw"]
+
+
+@needs_model2vec
+def test_a_raw_event_in_other_words_is_found_by_meaning(chat_only: Path, run: Any, tiny_model: Path) -> None:
+    without, _ = recall(run, chat_only, QUESTION)
+    assert not any("firebird" in text for text in raw_texts(without))
+    enable(chat_only, tiny_model)
+    dream(run, chat_only)  # prepares the model
+    found, stderr = recall(run, chat_only, QUESTION)
+    assert stderr == ""
+    assert "firebird" in raw_texts(found)[0]
+    # Meaning adds to words, it does not replace them: a question in an event's own words finds that event.
+    assert "printer" in raw_texts(recall(run, chat_only, "printer jammed")[0])[0]
+
+
+@needs_model2vec
+def test_raw_vectors_are_made_once_a_segment_and_model(chat_only: Path, run: Any, tiny_model: Path) -> None:
+    enable(chat_only, tiny_model)
+    dream(run, chat_only)
+    recall(run, chat_only, QUESTION)
+    [made] = list(embed.embed_dir(MemoryPaths(chat_only)).glob("raw-*.pickle"))
+    first = made.stat().st_mtime_ns
+    recall(run, chat_only, "where do the rows live")
+    assert made.stat().st_mtime_ns == first  # read, not made again
+    made.write_bytes(b"damaged")
+    again, stderr = recall(run, chat_only, QUESTION)
+    assert stderr == "" and "firebird" in raw_texts(again)[0]  # a damaged file is made again
+    assert made.read_bytes() != b"damaged"
