@@ -38,7 +38,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -348,19 +348,53 @@ class Semantic:
 
 def segment_vectors(paths: MemoryPaths, segment: SegmentIndex, encoder: Encoder) -> np.ndarray:
     """One unit vector (float16: half the bytes, the same order) per event of the segment's index, in its
-    doc numbers: read when made for this segment's content and this model, else made and written."""
+    doc numbers. A ``.npy`` file per segment, named by the segment's sha256 and the model's fingerprint,
+    mapped rather than read (a recall touches it once, in one product; unpickling 50,000 rows a call cost
+    more than the rest of the recall), and kept per process for a batch or the MCP server; made again when
+    it is missing, damaged or of another shape."""
     import numpy as np
 
-    path = embed_dir(paths) / f"raw-{Path(segment.segment).stem}.pickle"
-    cached = cachefile.read(path, VECTORS_VERSION)
-    if isinstance(cached, tuple) and len(cached) == 3 and cached[:2] == (segment.sha256, encoder.fingerprint):
-        matrix: np.ndarray = cached[2]
+    stem = Path(segment.segment).stem
+    path = embed_dir(paths) / f"raw-{stem}-{segment.sha256[:16]}-{encoder.fingerprint[:16]}.npy"
+    key = str(path)
+    matrix: np.ndarray | None = _SEGMENT_VECTORS.get(key)
+    if matrix is not None:
         return matrix
-    offsets = list(segment.offsets)
-    events = read_events(paths, segment.segment, offsets)
-    matrix = encoder.encode([event_text(events[offset]) for offset in offsets]).astype(np.float16)
-    cachefile.write(path, VECTORS_VERSION, (segment.sha256, encoder.fingerprint, matrix))
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+        if matrix.shape != (len(segment.offsets), encoder.dim) or matrix.dtype != np.float16:
+            matrix = None
+    except (OSError, ValueError):
+        matrix = None
+    if matrix is None:
+        offsets = list(segment.offsets)
+        events = read_events(paths, segment.segment, offsets)
+        matrix = encoder.encode([event_text(events[offset]) for offset in offsets]).astype(np.float16)
+        _write_vectors(path, matrix, stale=path.parent.glob(f"raw-{stem}-*.npy"))
+    _SEGMENT_VECTORS[key] = matrix
     return matrix
+
+
+# Segment vectors this process has read, by file: a batch of queries or the MCP server maps each once.
+_SEGMENT_VECTORS: dict[str, Any] = {}
+
+
+def _write_vectors(path: Path, matrix: np.ndarray, stale: Iterable[Path]) -> None:
+    """Write the ``.npy`` file whole or not at all (a temporary file renamed), and drop the segment's files
+    of another content or model. A read-only or full disk only costs the next recall the work again."""
+    import numpy as np
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in stale:
+            if old != path:
+                old.unlink(missing_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(temporary, "wb") as handle:
+            np.save(handle, matrix, allow_pickle=False)
+        os.replace(temporary, path)
+    except OSError:
+        pass
 
 
 def fuse(lexical: dict[int, float], closest: dict[int, float], k: int = RRF_K) -> dict[int, float]:

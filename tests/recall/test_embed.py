@@ -67,6 +67,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def fresh_warnings() -> None:
     embed._WARNED.clear()  # warnings are once per process: each test is a process of its own here
+    embed._SEGMENT_VECTORS.clear()  # and so are the raw vectors read
 
 
 def remember(run: Any, memory: Path, subject: str, attribute: str, value: str, text: str) -> None:
@@ -340,11 +341,14 @@ def test_raw_vectors_are_made_once_a_segment_and_model(chat_only: Path, run: Any
     enable(chat_only, tiny_model)
     dream(run, chat_only)
     recall(run, chat_only, QUESTION)
-    [made] = list(embed.embed_dir(MemoryPaths(chat_only)).glob("raw-*.pickle"))
+    [made] = list(embed.embed_dir(MemoryPaths(chat_only)).glob("raw-*.npy"))
     first = made.stat().st_mtime_ns
+    embed._SEGMENT_VECTORS.clear()  # as a new process would: the file is read, not made again
     recall(run, chat_only, "where do the rows live")
-    assert made.stat().st_mtime_ns == first  # read, not made again
+    assert made.stat().st_mtime_ns == first
     made.write_bytes(b"damaged")
+    embed._SEGMENT_VECTORS.clear()
     again, stderr = recall(run, chat_only, QUESTION)
     assert stderr == "" and "firebird" in raw_texts(again)[0]  # a damaged file is made again
     assert made.read_bytes() != b"damaged"
+    assert [path.name for path in made.parent.glob("raw-*")] == [made.name]
