@@ -293,8 +293,8 @@ class Recaller:
 
     @cached_property
     def semantic(self) -> Semantic | None:
-        """The meaning side of card ranking (recall.embed: memdream.recall.embed), loaded at the first
-        query that ranks cards; None when off (nothing of it imported) or unavailable (a warning)."""
+        """The meaning side of card and raw ranking (recall.embed: memdream.recall.embed), loaded at the
+        first query that ranks either; None when off (nothing of it imported) or unavailable (a warning)."""
         if self.meta.embed is None:
             return None
         from memdream.recall.embed import EmbedSettings, open_semantic
