@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memdream import gitops, jsonio, yamlio
 from memdream.dream.model import AttributeStats, FactKey, KeyStats, normalize_name
 from memdream.memory import trailers as trailer
@@ -125,8 +127,6 @@ def _parse(text: str) -> Any:
     """The state file's JSON, by orjson: the standard library took ~5 ms of each dream to parse it. Not
     :func:`jsonio.loads`, whose checks (nesting depth, long integers) are for hostile lines and cost more
     than the parse on this file, which is the dream's own."""
-    import orjson
-
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:

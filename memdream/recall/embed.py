@@ -286,6 +286,14 @@ class Semantic:
         self.encoder = encoder
         self.matrix = vectors.matrix
         self.min_similarity = min_similarity
+        self._query: tuple[str, Any] | None = None  # the last query and its vector: cards and raw events share it
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector, made once for the card side and the raw side of one recall."""
+        if self._query is None or self._query[0] != query:
+            self._query = (query, self.encoder.encode([query])[0])
+        vector: np.ndarray = self._query[1]
+        return vector
 
     def closest(self, query: str, accept: Callable[[int], bool] | None) -> dict[int, float]:
         """The cards (at most SEMANTIC_HEAD) whose cosine with ``query`` is at least the setting's,
@@ -294,7 +302,7 @@ class Semantic:
 
         if not len(self.index):
             return {}
-        cosines = self.matrix @ self.encoder.encode([query])[0]
+        cosines = self.matrix @ self.query_vector(query)
         if accept is None:
             cosines = np.where(np.frombuffer(self.index.active, dtype=np.uint8) == 1, cosines, -1.0)
         above = np.flatnonzero(cosines >= self.min_similarity)
@@ -331,7 +339,7 @@ class Semantic:
 
         if not ranker.documents:
             return scores
-        vector = self.encoder.encode([query])[0]
+        vector = self.query_vector(query)
         cosines = np.concatenate([segment_vectors(paths, segment, self.encoder) @ vector
                                   for segment in ranker.segments])
         head = min(RAW_SEMANTIC_HEAD, len(cosines))

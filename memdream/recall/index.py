@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from memdream.memory.store import Memory
     from memdream.recall.file_views import FileHistory
 
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 # Which raw events can answer a question (tool calls, goals and plans are left out).
 RAW_KINDS = frozenset({"message", "note", "tool_result", "feedback", "outcome"})
 # Tools whose results only acknowledge ("Plan updated", "Todos have been modified"): the plan events
@@ -152,17 +152,21 @@ class CardIndex:
     shared_keys: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # keys of >1 active card
     max_references: int = 0
     resident: list[int] = field(default_factory=list)  # active standing instructions (recall.resident)
-    # The scopes the active cards name (recall.resident.scopes_of): a session-start hook asks which
-    # projects the memory knows, and unpickling every card's record to find out cost a third of its work.
-    active_scopes: frozenset[str] = frozenset()
-    # The active cards by the scopes they name ("" for those that name none): the session-start hook's
-    # cards of one scope, told apart without unpickling a card or scoring another project's.
+    # The active cards by the scopes they name (recall.resident.scopes_of; "" for those that name none):
+    # the session-start hook's cards of one scope, told apart without unpickling a card or scoring another
+    # project's.
     scoped: dict[str, list[int]] = field(default_factory=dict)
     # Supersession (docs/recall.md, "Superseded values"): raw events that a superseded card cites and no
     # active card does, by reference; and the value of each fact key held by exactly one active card.
     # Plain tuples of Successor / CurrentValue fields: thousands of them unpickle at a third of the cost.
     stale_refs: dict[str, tuple[str, str]] = field(default_factory=dict)
     current: dict[tuple[str, str], tuple[str, str, str, float]] = field(default_factory=dict)
+
+    @property
+    def active_scopes(self) -> frozenset[str]:
+        """The scopes the active cards name: a session-start hook asks which projects the memory knows, and
+        unpickling every card's record to find out cost a third of its work."""
+        return frozenset(name for name in self.scoped if name)
 
     def successor(self, ref: str) -> Successor | None:
         found = self.stale_refs.get(ref)
@@ -360,7 +364,6 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     loaded: list[tuple[Card, bool]] = []
     evidence_of = card_evidence(memory)
     full: dict[str, list[Evidence]] = {}
-    scopes: set[str] = set()
     for number, cached in enumerate(load_cards(memory, include_archive=True)):
         card = cached.card
         loaded.append((card, cached.file.archived))
@@ -383,9 +386,7 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
         active = not cached.file.archived and card.status in ACTIVE_STATUSES
         index.active.append(active)
         if active:
-            named = scopes_of(doc)
-            scopes.update(named)
-            for name in named or ("",):
+            for name in scopes_of(doc) or ("",):
                 index.scoped.setdefault(name, []).append(number)
         if active and is_resident(card.type, card.tags):
             index.resident.append(number)
@@ -414,7 +415,6 @@ def build_card_index(memory: Memory, stamp: str) -> CardIndex:
     index.postings = Postings(lists, "f")
     index.subjects = dict(subjects)
     index.stale_refs, index.current = supersession(loaded, full)
-    index.active_scopes = frozenset(scopes)
     return index
 
 
