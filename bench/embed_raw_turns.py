@@ -1,8 +1,9 @@
-"""Experiment: would ranking raw turns by meaning help recall? (docs/recall.md, "Semantic ranking").
+"""Experiment: the model alone, outside memdream, on raw turns (docs/recall.md, "Semantic ranking").
 
-memdream embeds cards only. On LoCoMo the answers are raw turns, so this measures, outside memdream, what
-embedding the turns too could give: for each of the 760 questions of ../shared/bench/locomo-dev/, the share
-of its evidence turns within the best 5 / 10 / 20 turns of one conversation, ranked by
+memdream's recall.embed ranks raw events by meaning too (a bonus on its word ranking; bench/locomo.py
+--embed-model measures that). This measures what the model and a plain BM25 do by themselves on the
+turns: for each of the 760 questions of ../shared/bench/locomo-dev/, the share of its evidence turns within
+the best 5 / 10 / 20 turns of one conversation, ranked by
 
 - a plain BM25 over the turns (memdream's tokenizer, k1 = 1.2, b = 0.75),
 - the model's cosine alone,
