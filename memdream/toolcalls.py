@@ -165,15 +165,23 @@ def telling_lines(output: str, limit: int = 2) -> list[str]:
     return [_cut(line) for line in lines[-limit:]]
 
 
+# A label over a list ("Options:", "Suggestions:", "Usage:"): it heads the list, it says nothing itself.
+_LABEL = re.compile(r"^\w+(?:[ -]\w+){0,2}:$")
+_LIST_MARKER = re.compile(r"^(?:\d+[.)]|[-*•])\s+")
+
+
 def error_line(output: str) -> str:
     """The one line of a failed call's output that names the error ('' for an empty output): the
     most specific telling line, else the output's first line, which headlines what the rest lists
-    ("The following paths are ignored by one of your .gitignore files:" before the paths)."""
+    ("The following paths are ignored by one of your .gitignore files:" before the paths); when that
+    line is a bare label ("Options:"), the first item under it."""
     lines = output_lines(output)
     for pattern in _TELLING:
         found = [line for line in lines if pattern.search(line)]
         if found:
             return _cut(found[-1])
+    if len(lines) > 1 and _LABEL.match(lines[0]):
+        return _cut(_LIST_MARKER.sub("", lines[1]))
     return _cut(lines[0]) if lines else ""
 
 

@@ -120,9 +120,13 @@ def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
     if any(piece.layer == "lesson" and piece.source in RECURRING_LESSONS for piece in pieces):
         sessions = len({piece.session for piece in pieces})
         needed = int(ctx.settings.get("dream.learn.lesson_min_sessions"))
-        why = (f"one-off: this error and its fix were seen in {sessions} session(s); a lesson needs {needed} "
-               f"(dream.learn.lesson_min_sessions)")
-        return Admission(sessions >= needed, float(sessions), "admitted" if sessions >= needed else "one-off", why)
+        # The same error twice in one session before the fix worked recurs as much as once in each of two.
+        recurred = any(piece.recurred for piece in pieces)
+        admitted = sessions >= needed or recurred
+        why = (f"one-off: this error and its fix were seen once, in {sessions} session(s); a lesson needs "
+               f"{needed} sessions (dream.learn.lesson_min_sessions) or the error twice before its fix")
+        return Admission(admitted, float(max(sessions, 2 if recurred else 1)), "admitted" if admitted else "one-off",
+                         why)
     if "instructions" in sources:
         return Admission(True, 1.0, "admitted")
     return None

@@ -27,7 +27,7 @@ from memdream.injection import reads_like_instruction
 from memdream.memory.plan import is_report, is_request, writes_plan
 from memdream.memory.raw import event_hash
 from memdream.memory.refs import event_ref
-from memdream.memory.tags import UNTRUSTED
+from memdream.memory.tags import COMMAND_TAG, UNTRUSTED
 
 if TYPE_CHECKING:
     from memdream.redact import Redactor
@@ -199,6 +199,8 @@ def run(ctx: DreamContext) -> None:
             elif is_report(event):
                 ctx.reports[event["session"]] = event
             elif is_request(event):
+                if COMMAND_TAG in event.get("tags", ()):
+                    ctx.commands[event["session"]] = event
                 asked = ctx.requests.setdefault(event["session"], [])
                 if len(asked) < FIRST_REQUESTS:
                     asked.append(event)

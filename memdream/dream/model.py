@@ -32,6 +32,9 @@ class Piece:
     value: str | None
     hash: str | None = None
     tool_read: bool = False  # a tool read this attribute: the state is observable
+    # A failure that happened again in the same session before its fix worked (error -> fix): the
+    # earlier occurrence, cited as evidence; it makes a one-session lesson recurring (admission).
+    recurred: bool = False
     # What the card made from this piece looks like, when an extractor says more than a value:
     # its layer (fact, lesson, strategy), its sentence, its scope (project) and tags, and which
     # extractor found it (admission rules differ by source).
@@ -177,6 +180,7 @@ class DreamContext:
     # Per session of this run: its last report (the agent's last message) and how many tool calls it made.
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # the first few user messages
+    commands: dict[str, dict[str, Any]] = field(default_factory=dict)  # the newest slash command the user ran
     tool_calls: dict[str, int] = field(default_factory=dict)
     proposals: dict[FactKey, Any] = field(default_factory=dict)  # new keys awaiting admission (versions.Proposal)
     not_admitted: dict[str, int] = field(default_factory=dict)  # reason -> keys kept out of memory

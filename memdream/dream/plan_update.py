@@ -8,7 +8,9 @@ first paragraph of the agent's last message, when the session did some work (a f
 message does not end on a question (a template run as it stands, ``/speckit.tasks`` with no words of
 the user's, is known by what it did: "Task plan saved to specs/…/tasks.md"). A first request of a few
 plain words ("we were working on the task", "fix it") says less than the user's next one when that
-one spells the task out: the goal is then that next request. The newest ``plan`` event
+one spells the task out: the goal is then that next request. A slash command the user runs later in
+a session (``/publish-session``, after a first request for something else) starts the task the session
+ends on: a session's newest command counts as a goal of its own time. The newest ``plan`` event
 (a todo list) sets the next actions and adds its done items; a successful ``outcome`` adds its first
 sentence to done, unless that sentence ends in a colon (it heads a list, an answer, not work done) or a
 question mark, is shorter than three words ("Hi.", "Done."), or is a sub-agent's report to its agent.
@@ -74,7 +76,8 @@ def _goals(ctx: DreamContext, events: list[dict[str, Any]]) -> None:
               and _goal_text(event)]
     titled = _last_of_each_session(titled)
     known = with_goal | {event["session"] for event in titled}
-    goals = sorted([*goals, *titled, *_summaries(ctx, known)], key=lambda event: (event["ts"], event["id"]))
+    goals = sorted([*goals, *titled, *_summaries(ctx, known), *_commands(ctx)],
+                   key=lambda event: (event["ts"], event["id"]))
     if not goals:
         return
     ctx.plan.goal = _goal_text(goals[-1])
@@ -97,6 +100,20 @@ def _spelled_out(ctx: DreamContext, goal: dict[str, Any]) -> dict[str, Any]:
         if message["ts"] >= goal["ts"] and asked.strip() != text and len(asked.split()) >= SPELLED_OUT_WORDS:
             return {**message, "kind": "goal", "goal": headline(asked)}
     return goal
+
+
+def _commands(ctx: DreamContext) -> list[dict[str, Any]]:
+    """Each session's newest slash command, as a goal-like event: a command the user runs later in a
+    session (``/publish-session``, ``/review``) starts the task the session ends on."""
+    found = []
+    for command in ctx.commands.values():
+        text = str(command.get("text") or "").strip()
+        description = (command.get("meta") or {}).get("command_description")
+        if description and " " not in text:
+            text = f"{text} — {description}"  # as ingest words a command's goal (claude_code._command_events)
+        if request(text):
+            found.append({**command, "kind": "goal", "goal": headline(text)})
+    return found
 
 
 def _summaries(ctx: DreamContext, known: set[str]) -> list[dict[str, Any]]:

@@ -21,6 +21,8 @@ Raw events may carry free labels (raw-events.md); ours are these:
   synthetic              a message the harness made up in the agent's name (an API error, "No response
                          requested."): not the agent's words
   interrupted            the user stopped the agent ("[Request interrupted by user]")
+  hook                   what a hook the user installed said back to the agent (Claude Code's "Stop hook
+                         feedback: … Cannot exit with unstaged changes"): the harness's words, never the user's
   memory-file            a rule or fact from a file the user wrote for agents (CLAUDE.md, AGENTS.md, a
                          Codex memories folder): a standing instruction even without "always" or "never"
   command                a slash command the user ran, as they typed it (``/deploy the staging branch``;
@@ -44,6 +46,7 @@ SIDECHAIN_TAG = "sidechain"
 TITLE_TAG = "title"
 SYNTHETIC_TAG = "synthetic"
 INTERRUPTED_TAG = "interrupted"
+HOOK_TAG = "hook"
 MEMORY_FILE_TAG = "memory-file"
 COMMAND_TAG = "command"
 

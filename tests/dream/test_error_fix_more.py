@@ -79,6 +79,15 @@ def test_the_harness_header_is_noise_and_an_empty_output_has_no_error_line() -> 
         "zsh:1: command not found: pytest")
 
 
+def test_a_label_over_a_list_is_not_the_error_line_its_first_item_is() -> None:
+    assert error_line(header(1, "Options:\n  1. Codex requires compatible models\n  2. Update profile")) == (
+        "Codex requires compatible models")
+    assert error_line(header(1, "Suggestions:\n- run setup first")) == "run setup first"
+    # A first line that says something keeps its place, even when it ends in a colon.
+    assert error_line(header(1, "The following paths are ignored by one of your .gitignore files:\ndist")) == (
+        "The following paths are ignored by one of your .gitignore files:")
+
+
 def test_the_shells_preamble_is_what_successes_of_two_programs_start_with() -> None:
     session = searched(Session("s1"), "rg --files -g '*.spec.yaml'")
     assert preamble(runs(session.events)) == [PROFILE]
@@ -247,3 +256,13 @@ def test_two_codex_sessions_make_both_lessons_and_nothing_of_the_profiles_warnin
         "In billing-api, `rg --files -g\"*.spec.yaml\"` finds nothing (exit 1); `find . -name '*.spec.yaml'` works.",
     ]
     assert not any("shellenv" in json.dumps(card) for card in cards)
+
+
+def test_a_hooks_refusal_is_its_first_line_of_prose_when_that_line_refuses() -> None:
+    stop = "Stop hook feedback:\n[/x/stop.sh]: # Running Quality Checks...\n\n# Dirty\n\nCannot exit with unstaged changes."
+    assert error_fix.hook_refusal(stop) == ("Stop", "Cannot exit with unstaged changes.")
+    assert error_fix.hook_refusal("SubagentStop hook feedback:\n[x]: Not allowed to stop: 3 tests fail") == (
+        "SubagentStop", "Not allowed to stop: 3 tests fail")
+    reflect = "Stop hook feedback:\n[x]: # Check\n\nBefore exiting, analyze whether you are done. If you cannot, say so."
+    assert error_fix.hook_refusal(reflect) is None  # a reflection it asks for: no command satisfies it
+    assert error_fix.hook_refusal("Cannot exit with unstaged changes.") is None  # not a hook's feedback

@@ -348,3 +348,71 @@ def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
         f"In {scenario.PROJECT}, running `git add .coverage` fails with `The following paths are ignored by one of "
         "your .gitignore files:`; `git add -f .coverage` works.",
     ]  # no hint: line, and no lesson from a patch that did not apply
+
+
+def test_an_error_hit_twice_before_its_fix_in_one_session_is_a_lesson(tmp_path: Path) -> None:
+    """The agent ran the tool twice, with other prompts, into the same error, then found the flag that
+    works: that recurs as much as once in each of two sessions. The lesson says `<text>` for the prompts
+    (they are what each run asked, not how to run it) and the error line, not the label above it."""
+    session = ClaudeSession("3c1d7e2a-9f41-4d6e-b8a3-2c7d1e9f0a61", scenario.PROJECT_CWD, _start(3))
+    session.user("Run the agent once so that we can look at its session file.")
+    refusal = ("Options:\n  1. The agent requires a compatible model (e.g., gpt-4.1, gpt-4o)\n"
+               "  2. Update profile: agentctl setup")
+    session.bash('agentctl --task "Say hello and stop"', refusal, exit_code=1)
+    session.bash('agentctl --task "Count to three, then stop."', refusal, exit_code=1)
+    session.bash('agentctl --profile local --task "Count to three"', "1 2 3\nShutting down...")
+    session.write(tmp_path / "logs")
+    cli = _dreamed(tmp_path)
+    [lesson] = cli.cards("--type", "lesson")
+    assert lesson["statement"] == (f"In {scenario.PROJECT}, running `agentctl --task <text>` fails with `The agent "
+                                   "requires a compatible model (e.g., gpt-4.1, gpt-4o)`; `agentctl --profile local "
+                                   "--task <text>` works.")
+    assert len(lesson["evidence"]) == 2  # the first failure and the fix: the audit shows both
+
+
+def test_an_error_hit_once_before_its_fix_stays_one_off(tmp_path: Path) -> None:
+    session = ClaudeSession("3c1d7e2a-9f41-4d6e-b8a3-2c7d1e9f0a62", scenario.PROJECT_CWD, _start(3))
+    session.user("Run the agent once so that we can look at its session file.")
+    session.bash('agentctl --task "Say hello and stop"', "Options:\n  1. The agent requires a compatible model",
+                 exit_code=1)
+    session.bash('agentctl --profile local --task "Say hello"', "hello")
+    session.write(tmp_path / "logs")
+    cli = Memdream(tmp_path / "memory", tmp_path)
+    cli("init", cli.root)
+    cli("ingest", tmp_path / "logs", "-m", cli.root)
+    report = cli.json("dream", "-m", cli.root, "--format", "json")
+    assert report["not_admitted"].get("one-off") == 1 and cli.cards("--type", "lesson") == []
+
+
+STOP_HOOK = ("Stop hook feedback:\n[${{CLAUDE_PLUGIN_ROOT}}/scripts/hooks/stop.sh]: # Running Quality Checks...\n\n"
+             "# Uncommitted Changes Detected\n\nCannot exit with {what}.\n\nBefore stopping, please:\n\n"
+             "1. Stage your changes: `git add <files>`\n2. Commit with a descriptive message\n\n---\n\n"
+             "If you've hit a problem you cannot solve without user input, say so.")
+REFLECTION_HOOK = ("Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: # Task Completion Check\n\n"
+                   "Before exiting, carefully analyze whether you have fully completed the task.")
+
+
+def test_what_a_stop_hook_refuses_until_a_command_runs_is_a_lesson(tmp_path: Path) -> None:
+    """Two sessions: the Stop hook refuses to stop (in its own words each time), the agent commits, the hook
+    lets it go. One lesson: the hook and the command it wants, quoted as the hook said it, nothing of the
+    hook's boilerplate; a hook that asks for a reflection (no command satisfies it) teaches nothing."""
+    for number, (what, commit) in enumerate([("unstaged changes", "git add src/app.py && git commit -m 'Add app'"),
+                                             ("unstaged changes, untracked files", "git add -A && git commit -m x")]):
+        session = ClaudeSession(f"4d1d7e2a-9f41-4d6e-b8a3-2c7d1e9f0a6{number}", scenario.PROJECT_CWD,
+                                _start(3 + number))
+        session.user("Add a multiply function with a test.")
+        session.assistant("Done.")
+        session.meta(STOP_HOOK.format(what=what))
+        session.bash("git status", " M src/app.py")
+        session.bash(commit, "[main 6322cf4] Add app\n 1 file changed")
+        session.assistant("Committed.")
+        session.meta(REFLECTION_HOOK)
+        session.assistant("All done: the function and its test are committed.")
+        session.write(tmp_path / "logs")
+    cli = _dreamed(tmp_path)
+    [lesson] = cli.cards("--type", "lesson")
+    assert lesson["statement"] == (f"In {scenario.PROJECT}, the Stop hook refuses to let the agent stop (`Cannot exit "
+                                   "with unstaged changes, untracked files.`) until `git add -A && git commit -m x` "
+                                   "has run.")
+    assert lesson["value"] == "git commit" and len(lesson["evidence"]) == 2
+    assert "CLAUDE_PLUGIN_ROOT" not in json.dumps(cli.cards()) and "carefully analyze" not in json.dumps(cli.cards())

@@ -104,3 +104,22 @@ def test_a_greeting_a_question_and_a_sub_agents_report_are_no_done_items(tmp_pat
         {"kind": "outcome", "actor": "system", "ok": True, "text": "Rounded invoice totals to cents."},
     ]])
     assert [item["text"] for item in plan["done"]] == ["Rounded invoice totals to cents."]
+
+
+def test_a_command_run_later_in_a_session_is_the_task_it_ends_on(tmp_path: Path) -> None:
+    """The user asked for one thing, then ran a slash command: the session ends on that command's task, and
+    the plan's goal says so; a command run first and a request typed after it leave the request the goal."""
+    later = [{"kind": "goal", "actor": "user", "goal": "write three short poems about the weather"},
+             {"kind": "message", "actor": "user", "text": "write three short poems about the weather"},
+             {"kind": "message", "actor": "agent", "text": "Here they are."},
+             {"kind": "message", "actor": "user", "text": "/publish-session", "tags": ["project:billing-api",
+                                                                                     "command"]}]
+    (tmp_path / "later").mkdir()
+    plan = dreamed_plan(tmp_path / "later", [FIRST, later])
+    assert plan["goal"] == "/publish-session"
+    first = [{"kind": "message", "actor": "user", "text": "/init", "tags": ["project:billing-api", "command"],
+              "meta": {"command_description": "Write a CLAUDE.md for this project"}},
+             {"kind": "goal", "actor": "user", "goal": "now fix the rounding of invoice totals"}]
+    (tmp_path / "first").mkdir()
+    plan = dreamed_plan(tmp_path / "first", [FIRST, first])
+    assert plan["goal"] == "now fix the rounding of invoice totals"

@@ -190,3 +190,24 @@ def test_real_commands_keep_the_user_s_words_and_leave_the_harness_s_text_out(me
     for harness in ("Split complex tasks", "Publish the current session transcript by running", "IT IS CRITICAL",
                     "Please analyze this codebase", "<command-", "<local-command"):
         assert harness not in users
+
+
+STOP_HOOK = ("Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: # Uncommitted Changes Detected\n\n"
+             "Cannot exit with unstaged changes.\n\nBefore stopping, please commit your changes.")
+
+
+def test_what_a_hook_said_back_is_a_system_note_never_the_users_words(memory: Path, tmp_path: Path) -> None:
+    session = ClaudeSession("c0dd0009-4c3b-4e8a-9c61-2e8f0d4b7a13", CWD, START)
+    session.user("Add a multiply function and a test for it.")
+    session.assistant("Done.")
+    session.meta(STOP_HOOK)  # Claude Code 2.x: an isMeta user line
+    session.bash("git add -A && git commit -m 'Add multiply'", "[master 6322cf4] Add multiply")
+    session.user(STOP_HOOK.replace("unstaged changes", "untracked files"))  # older versions: a plain user line
+    ingest(memory, session.write(tmp_path / "logs"))
+
+    notes = [event for event in stored(memory) if "hook" in event.get("tags", [])]
+    assert [(note["kind"], note["actor"]) for note in notes] == [("note", "system")] * 2
+    assert "Cannot exit with unstaged changes." in notes[0]["text"]
+    assert "Cannot exit with untracked files." in notes[1]["text"]
+    users = [event for event in stored(memory) if event.get("actor") == "user"]
+    assert all("hook feedback" not in str(event.get("text") or event.get("goal")) for event in users)

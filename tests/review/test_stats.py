@@ -57,7 +57,7 @@ def test_sample_memory_figures(sample: Path, run: Any) -> None:
     assert data["redundancy"]["pairs"] == 0
     assert data["usage"] == {"logged": False, "days": 30, "recalled": None, "share": None, "active": 23}
     (only,) = data["dreams"]["runs"]
-    assert data["dreams"]["count"] == 1 and data["dreams"]["last"] == only["run"] == "2026-11-17T03-00-00Z-2276"
+    assert data["dreams"]["count"] == 1 and data["dreams"]["last"] == only["run"] == "2026-11-17T03-00-00Z-b883"
     assert (only["add"], only["supersede"], only["archive"], only["conflict"], only["corrections"]) == (29, 6, 0, 0, 6)
     assert data["dreams"]["corrections_per_dream"] == 6.0
 

@@ -148,6 +148,11 @@ def _strip(output: str, lines: list[str]) -> str:
     return "\n".join(kept)
 
 
+# Subcommands that only look, of programs that also change things (``git status``; ``git commit`` changes).
+LOOKING_SUBCOMMANDS = frozenset({"git status", "git diff", "git log", "git show", "git branch", "git remote",
+                                 "git fetch"})
+
+
 def looks_only(run: Run) -> bool:
     """A command that only looks at things (``ls``, ``cat``, ``sed -n``): its success fixes nothing."""
     return run.program in INSPECTION or (run.program == "sed" and "-n" in run.words())

@@ -36,10 +36,16 @@ stable forms, so an identical lesson from another session is the same value: mor
 new version. A class's or a missing program's occurrences know more in one session (a fix) than in
 another (the diagnosis alone): each says what the best of them, in memory or in this run, says
 (:func:`_best_known`), so that they add up to one lesson instead of replacing one another. One
-occurrence is evidence, not a card: admission wants the same lesson in two sessions
-(a compaction summary retelling an episode is a note, never a tool result, so it never counts). A
+occurrence is evidence, not a card: admission wants the same lesson in two sessions, or the same error
+twice in one session before its fix worked (the agent ran into it again with other arguments, or retried
+unchanged; the earlier failure is cited too); a compaction summary retelling an episode is a note, never a
+tool result, so it never counts. A
 retry that succeeds unchanged, or after a code edit, teaches nothing reusable, and neither does an
 edit (a patch, a heredoc script): its failure is about those lines, not a way of working.
+
+A hook can refuse too: Claude Code's Stop hook feedback ("Cannot exit with unstaged changes.", a raw note
+tagged ``hook``) keeps the agent from stopping until it runs what the hook wants (``git commit``); the
+command that ran before the hook let it go is the lesson (:func:`hook_lessons`), admitted as above.
 
 Tools that are not a shell fail too: Claude Code's Edit refuses a file not read in the session
 ("File has not been read yet. Read it first before writing to it."), the agent reads it, and the
@@ -62,6 +68,7 @@ from memdream.dream.extractors._events import (
     session_project,
 )
 from memdream.dream.extractors._runs import (
+    LOOKING_SUBCOMMANDS,
     TEST_RUNNERS,
     Run,
     ToolUse,
@@ -74,6 +81,7 @@ from memdream.dream.extractors._runs import (
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey, normalize_value
 from memdream.injection import reads_like_instruction
+from memdream.memory.tags import HOOK_TAG
 from memdream.toolcalls import error_line, exit_code, output_lines, without_cd
 
 NAME = "error-fix"
@@ -337,6 +345,15 @@ def varying_words(error: str, failed: Run, fix: Run) -> dict[str, str]:
     return found
 
 
+def varying_quotes(failed: Run, fix: Run) -> dict[str, str]:
+    """The quoted arguments (a prompt, a query, a message) that one of the two commands has and the
+    other has not: what this occurrence asked for, ``<text>`` in the lesson. A quoted argument both
+    share (a sed script, a glob) is how the command is run, and stays."""
+    failed_quotes = set(_QUOTED.findall(without_cd(failed.command)))
+    fix_quotes = set(_QUOTED.findall(without_cd(fix.command)))
+    return {quoted: "<text>" for quoted in failed_quotes ^ fix_quotes if len(quoted) > 2}
+
+
 # Arguments that name the same thing in every occurrence: not worth a placeholder.
 _COMMON_ARGUMENTS = frozenset({"origin", "upstream", "main", "master", "HEAD", "all", "true", "false"})
 
@@ -388,6 +405,7 @@ def _exit_note(failed: Run) -> str:
 def lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
     commands = without_preamble(runs(events))
     told: set[str] = set()  # the programs found missing, once a session
+    first_failures: dict[FactKey, Run | None] = {}  # each lesson's first failure; None once it recurred
     classed: dict[FactKey, Candidate] = {}  # one lesson a session of each known error class: a fix if any
     for position, failed in enumerate(commands):
         missing = _missing_program(failed)
@@ -413,8 +431,21 @@ def lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
         else:
             lesson = None
         if lesson is not None:
+            earlier = first_failures.setdefault(lesson.key, failed)
+            if earlier is not None and earlier is not failed:
+                first_failures[lesson.key] = None
+                yield _recurrence(lesson, earlier)
             yield lesson
     yield from classed.values()
+
+
+def _recurrence(lesson: Candidate, earlier: Run) -> Candidate:
+    """The lesson's earlier failure in its session as evidence of its own: the agent hit the same error
+    twice before the fix (another argument, or the same call again), so the lesson recurs (admission)."""
+    cited = piece(earlier.event, lesson.piece.value or "", kind="observation", layer="lesson",
+                  statement=lesson.piece.statement or "", scope=lesson.piece.scope, tags=lesson.piece.tags,
+                  source=NAME)
+    return replace(lesson, piece=replace(cited, recurred=True))
 
 
 def _error_lines(failed: Run) -> list[str]:
@@ -462,6 +493,7 @@ def _lesson(scope: str, failed: Run, shape: str, fix: Run) -> Candidate | None:
     else:
         varying = varying_words(error, failed, fix)
         error = stable_error(error, varying)
+        varying.update(varying_quotes(failed, fix))
         missing = _missing_program(failed)  # with or without a fix, one lesson (:func:`_missing_lesson`)
         attribute = f"missing: {missing}" if missing else f"fix: {_key_program(failed)}: {signature(error)}"
     value = _fix_value(shape, failed, fix, varying)
@@ -617,6 +649,61 @@ def _named_step(failed: ToolUse, error: str, after: list[ToolUse]) -> ToolUse | 
     return None
 
 
+# -- what a hook refused ------------------------------------------------------------------------------------
+
+_HOOK_FEEDBACK = re.compile(r"\s*(\w+) hook feedback:", re.IGNORECASE)
+_HOOK_SCRIPT = re.compile(r"^\[[^\]\n]*\]:\s*")  # "[…/hooks/stop.sh]: " before what the hook printed
+# A hook's first sentence that refuses: "Cannot exit with unstaged changes." (not "Before exiting,
+# carefully analyze whether…", a reflection it asks for, which no command satisfies).
+_REFUSES = re.compile(r"\b(?:cannot|can't|can not|not allowed|blocked|refused|denied|forbidden)\b", re.IGNORECASE)
+
+
+def hook_refusal(text: str) -> tuple[str, str] | None:
+    """(the hook, its refusal) of a hook's feedback to the agent (a raw note tagged ``hook``): the first
+    sentence of prose it printed, when that sentence refuses; None for a hook that asks for something else."""
+    found = _HOOK_FEEDBACK.match(text)
+    if found is None:
+        return None
+    for line in text.splitlines()[1:]:
+        line = _HOOK_SCRIPT.sub("", line).strip()
+        if line and not line.startswith("#"):
+            sentence = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
+            return (found.group(1), _cut_line(sentence)) if _REFUSES.search(sentence) else None
+    return None
+
+
+def _cut_line(line: str, limit: int = 160) -> str:
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def hook_lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:
+    """A hook refuses to let the agent stop ("Stop hook feedback: … Cannot exit with unstaged changes."),
+    the agent runs a command, and the hook does not refuse that way again: the command is what the hook
+    wants before stopping. Keyed by the hook and the command's program and subcommands (``git commit``), so
+    that the hook's other wordings of one demand ("unstaged changes", "untracked files") add up."""
+    where = {id(event): position for position, event in enumerate(events)}
+    notes = [(position, refusal) for position, event in enumerate(events)
+             if HOOK_TAG in event.get("tags", ()) and (refusal := hook_refusal(str(event.get("text") or "")))]
+    commands = [run for run in without_preamble(runs(events)) if id(run.event) in where]
+    for number, (position, (hook, line)) in enumerate(notes):
+        end = notes[number + 1][0] if number + 1 < len(notes) else len(events)
+        if number + 1 < len(notes) and notes[number + 1][1] == (hook, line):
+            continue  # it refused the same way again: what ran in between did not satisfy it
+        done = [run for run in commands if position < where[id(run.event)] < end and run.ok and not looks_only(run)
+                and head(without_cd(run.command)) not in LOOKING_SUBCOMMANDS]
+        if not done or reads_like_instruction(done[-1].command):
+            continue
+        fix = done[-1]
+        fixed = stable_form(fix.command)
+        value = head_words(re.split(r"&&|;|\|\|", fix.command)[-1].strip()) or [fix.program]
+        attribute = f"hook: {hook}: {' '.join(value)}"
+        said = f"{_where(scope)}the {hook} hook refuses to let the agent stop (`{line}`) until `{fixed}` has run."
+        text = said[0].upper() + said[1:]
+        evidence = piece(fix.event, " ".join(value), kind="observation", layer="lesson", statement=text,
+                         scope=scope, tags=(*scope_tags(scope), "error-fix"), source=NAME)
+        yield Candidate(FactKey.of(scope, attribute), (scope, attribute), evidence)
+
+
 # -- one lesson of a class, or of a missing program, across sessions ---------------------------------------
 
 _MEMO = f"{NAME}: best known"
@@ -630,7 +717,7 @@ def _gathers(key: FactKey) -> bool:
 
 def _session_lessons(events: list[dict[str, Any]]) -> list[Candidate]:
     scope = session_project(events) or GLOBAL_SCOPE
-    return [*lessons(events, scope), *tool_lessons(events)]
+    return [*lessons(events, scope), *tool_lessons(events), *hook_lessons(events, scope)]
 
 
 def _run_lessons(ctx: DreamContext) -> dict[str, list[Candidate]]:

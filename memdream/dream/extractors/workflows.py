@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memdream.dream.extractors._events import GLOBAL_SCOPE, piece, scope_tags, session_project
-from memdream.dream.extractors._runs import TEST_RUNNERS, Run, head, looks_only, runs
+from memdream.dream.extractors._runs import LOOKING_SUBCOMMANDS, TEST_RUNNERS, Run, head, looks_only, runs
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey
 
@@ -24,7 +24,6 @@ NAME = "workflow"
 UNIT = "session"
 STEP_SEPARATOR = "\n"
 HEAD_SEPARATOR = "\t"
-_LOOKING = frozenset({"git status", "git diff", "git log", "git show", "git branch", "git remote", "git fetch"})
 _DEPLOY = re.compile(r"\b(?:deploy|release|publish|kubectl apply|terraform apply|helm upgrade|fly deploy)\b")
 _QUOTED = re.compile(r""""[^"]*"|'[^']*'""")
 KINDS = {"commit": "make a change and commit it", "deploy": "deploy", "test": "run the checks"}
@@ -37,7 +36,7 @@ def display(command: str) -> str:
 
 def _is_step(run: Run) -> bool:
     first = head(run.command)
-    return bool(first) and not looks_only(run) and first not in _LOOKING
+    return bool(first) and not looks_only(run) and first not in LOOKING_SUBCOMMANDS
 
 
 def kind_of(commands: list[Run]) -> str | None:

@@ -11,7 +11,9 @@ never the user's words. Every other type is the harness's bookkeeping (``progres
 report by type, and left out. Claude Code also writes harness text *as* user lines (``isMeta``
 caveats, a command's output); those are left out too, so that what is left is what the user and
 the agent actually said and did. A message the harness made up in the agent's name (model
-``<synthetic>``: API errors) is a ``note`` tagged ``synthetic``.
+``<synthetic>``: API errors) is a ``note`` tagged ``synthetic``. What a hook said back to the agent
+("Stop hook feedback: … Cannot exit with unstaged changes") is a ``note`` of the system tagged ``hook``:
+the harness stopping the agent is worth finding later, and it is never the user's words.
 
 A slash command the user typed is a user line of tags (``<command-message>deploy is running…``,
 ``<command-name>/deploy``, ``<command-args>the staging branch``). A command that asks the agent for
@@ -92,6 +94,7 @@ from memdream.ingest.adapters.context import ParseContext
 from memdream.memory.project import project_name
 from memdream.memory.tags import (
     COMMAND_TAG,
+    HOOK_TAG,
     INTERRUPTED_TAG,
     SIDECHAIN_TAG,
     SUMMARY_TAG,
@@ -300,7 +303,7 @@ def _record_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: 
     kind = string(line.get("type"))
     if kind in _CONVERSATION:
         yield from _command_events(line, ctx, state)
-        if line.get("isMeta"):
+        if line.get("isMeta") and not _is_hook_feedback(line):
             ctx.skip_type(f"{kind} (isMeta)")
             return
         uuid = line.get("uuid")
@@ -407,6 +410,8 @@ def _line_events(line: dict[str, Any], lineno: int, ctx: ParseContext, state: _S
         drafts = _note(content, SUMMARY_TAG)
     elif message.get("model") == SYNTHETIC_MODEL:
         drafts = _note(content, SYNTHETIC_TAG)
+    elif _is_hook_feedback(line):
+        drafts = _note(content, HOOK_TAG)
     else:
         drafts = _drafts(line["type"], content, state)
     uuid = string(line.get("uuid"))
@@ -505,6 +510,17 @@ def _description(expansion: str, name: str) -> str | None:
         found = title["title"] if title and title["name"].lower() == name.lower() else None
     line = headline(found.strip().strip("\"'"), DESCRIPTION_LIMIT) if found else ""
     return line or None
+
+
+# What a hook said back to the agent, in a user line: "Stop hook feedback:\n[.../stop.sh]: Cannot exit with
+# unstaged changes." (Stop, SubagentStop, …; an isMeta line in 2.x, a plain one before).
+_HOOK_FEEDBACK = re.compile(r"\s*\w+ hook feedback:", re.IGNORECASE)
+
+
+def _is_hook_feedback(line: dict[str, Any]) -> bool:
+    message = line.get("message")
+    return (line.get("type") == "user" and isinstance(message, dict)
+            and _HOOK_FEEDBACK.match(text_of(message.get("content"))[:80]) is not None)
 
 
 def _is_compact_summary(content: Any) -> bool:
