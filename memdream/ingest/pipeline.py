@@ -40,7 +40,7 @@ from memdream.errors import InvalidInput, MemdreamError, UsageError
 from memdream.ingest import exclude as exclude_mod
 from memdream.ingest import sources as sources_mod
 from memdream.ingest import spool
-from memdream.ingest.adapters import adapters, detect, memdream_jsonl, memory_files
+from memdream.ingest.adapters import NAMES, adapter, detect, memdream_jsonl, memory_files
 from memdream.ingest.adapters.context import ParseContext
 from memdream.ingest.dedup import REPEATED, ContentIndex, DedupIndex, Forgotten
 from memdream.ingest.prepare import BAD, READY, Prepared, redact_event
@@ -273,7 +273,7 @@ class _Run:
                     if workers:
                         self._ingest_prepared(source, ctx, workers, report, occurrences, kept_out, marked)
                     else:
-                        events = adapters()[fmt].parse(sources_mod.text_lines(stream, ctx), ctx)
+                        events = adapter(fmt).parse(sources_mod.text_lines(stream, ctx), ctx)
                         watched = self._kept_in(sessions.assign(events), kept_out, marked)
                         for event in _advancing(watched, stream, advance):
                             self._store(event, report, occurrences)
@@ -468,7 +468,7 @@ class _Run:
         found = detect(head)
         if found is None:
             raise InvalidInput(f"{source.name}: unknown log format (pass --log-format; known: "
-                               f"{', '.join(adapters())})")
+                               f"{', '.join(NAMES)})")
         return found
 
     def _store(self, event: dict[str, Any], report: SourceReport, occurrences: Counter[tuple[str, str]],
@@ -638,8 +638,8 @@ def ingest(memory: Memory, inputs: list[str], options: IngestOptions | None = No
            use_spool: bool = False) -> IngestReport:
     """Ingest every input (and, with ``use_spool``, every spooled transcript) into the raw layer."""
     options = options or IngestOptions()
-    if options.fmt != "auto" and options.fmt not in adapters():
-        raise InvalidInput(f"unknown format {options.fmt!r} (known: auto, {', '.join(adapters())})")
+    if options.fmt != "auto" and options.fmt not in NAMES:
+        raise InvalidInput(f"unknown format {options.fmt!r} (known: auto, {', '.join(NAMES)})")
     if not inputs and not use_spool:
         raise UsageError("nothing to ingest: name files, folders or '-', or pass --spool")
     wait = lock_wait_seconds(LOCK_WAIT_SECONDS)

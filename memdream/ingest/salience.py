@@ -130,6 +130,9 @@ class SalienceTagger:
         self.run = int(state.get("runs", 0)) + 1  # this run's number
         self._undo: dict[str, SessionState | None] = {}
         self._undo_kinds: set[str] = set()
+        # Each session's ``seen`` as a set, built on first use: a repeated message or call is looked up
+        # once an event, and the list of up to _SEEN_LIMIT fingerprints (kept for its order) is slow to scan.
+        self._seen_sets: dict[str, set[str]] = {}
 
     def state(self) -> dict[str, Any]:
         """What the next run starts from. Sessions idle for IDLE_RUNS runs keep their episode
@@ -148,6 +151,7 @@ class SalienceTagger:
         self._undo, self._undo_kinds = {}, set(self.succeeded_kinds)
 
     def rollback(self) -> None:
+        self._seen_sets = {}  # the sessions' lists go back to what they were
         for name, saved in self._undo.items():
             if saved is None:
                 self.sessions.pop(name, None)
@@ -211,12 +215,17 @@ class SalienceTagger:
         elif kind == "tool_result":
             salience = self._success(session, tool)
         elif fingerprint is not None:
-            if fingerprint in session.seen:
+            seen = self._seen_sets.get(name)
+            if seen is None:
+                seen = self._seen_sets[name] = set(session.seen)
+            if fingerprint in seen:
                 salience = _WEAK
             else:
                 session.seen.append(fingerprint)
-                if len(session.seen) > _SEEN_LIMIT:
-                    del session.seen[:-_SEEN_LIMIT]  # bounded: repetition is a local signal
+                seen.add(fingerprint)
+                if len(session.seen) > _SEEN_LIMIT:  # bounded: repetition is a local signal
+                    seen.difference_update(session.seen[:-_SEEN_LIMIT])
+                    del session.seen[:-_SEEN_LIMIT]
         if untrusted:
             salience = _UNTRUSTED[salience]
         session.events += 1

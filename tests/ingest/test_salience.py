@@ -228,6 +228,17 @@ def test_rollback_restores_sessions_and_known_tools() -> None:
     assert WORKAROUND in log.result("aws", ok=True)
 
 
+def test_a_rolled_back_message_is_not_remembered_as_seen() -> None:
+    tagger = SalienceTagger()
+    log = Log(tagger)
+    log("message", actor="user", text="deploy the staging branch")
+    tagger.begin()
+    log("message", actor="user", text="run the migrations")
+    tagger.rollback()
+    assert WEAK not in log("message", actor="user", text="run the migrations")  # that file never went in
+    assert WEAK in log("message", actor="user", text="deploy the staging branch")
+
+
 def test_changes_after_begin_without_rollback_are_kept() -> None:
     tagger = SalienceTagger()
     tagger.begin()
