@@ -8,7 +8,6 @@ Recall writes it, dream reads it (reference counts, forgetting): memory state th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
@@ -50,6 +49,8 @@ def write_cache(path: Path, payload: Any) -> None:
 
 
 def query_hash(query: str) -> str:
+    import hashlib  # here: only a recall that logs its use pays for loading OpenSSL (~4 ms a process)
+
     return hashlib.sha256(query.encode("utf-8")).hexdigest()[:16]
 
 

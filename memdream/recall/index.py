@@ -17,7 +17,6 @@ process (the MCP server) keeps what it loaded in an :class:`IndexMemo`, checked 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -35,6 +34,11 @@ from memdream.memory.card import ACTIVE_STATUSES, CONFLICTING, SUPERSEDED
 from memdream.memory.paths import LAYERS, MemoryPaths
 from memdream.memory.tags import episode_of
 from memdream.recall.text import tokenize
+
+try:  # CPython's BLAKE2 alone (what hashlib.blake2b is): hashlib would load OpenSSL too, ~4 ms a recall process
+    from _blake2 import blake2b
+except ImportError:  # another Python
+    from hashlib import blake2b
 
 if TYPE_CHECKING:
     from memdream.memory.card import Card, Evidence
@@ -222,7 +226,7 @@ def card_files_stamp(paths: MemoryPaths) -> str:
     edit, add or delete changes it. (One stat per card: ~3 µs each, the price of noticing edits made
     in place, which change no directory's mtime; the entries are hashed as one string a folder, which
     costs a quarter of pickling a list of tuples.)"""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     for base in (paths.cards, paths.archive):
         for layer in LAYERS:
             digest.update(f"\n{base.name}/{layer}\n".encode())
