@@ -254,7 +254,7 @@ class _Run:
         marked: dict[str, str] = {}
         with source.open() as stream:
             head = sources_mod.head_text(source, stream)
-            fmt = self._format_of(source, head, detect_format)
+            fmt, joined = self._format_of(source, head, detect_format)
             report = SourceReport(source.name, fmt, skipped_lines=ctx.skipped, skipped_types=ctx.skipped_types)
             mark = self.writer.mark()
             self.tagger.begin()
@@ -262,7 +262,7 @@ class _Run:
             self.contents.begin()
             occurrences: Counter[tuple[str, str]] = Counter()
             workers = 0
-            if fmt == memdream_jsonl.NAME and source.path is not None:
+            if fmt == memdream_jsonl.NAME and source.path is not None and not joined:
                 from memdream.ingest.workers import worker_count
 
                 workers = worker_count(self.memory.settings.get("ingest.workers"), source.path.stat().st_size)
@@ -273,7 +273,10 @@ class _Run:
                     if workers:
                         self._ingest_prepared(source, ctx, workers, report, occurrences, kept_out, marked)
                     else:
-                        events = adapter(fmt).parse(sources_mod.text_lines(stream, ctx), ctx)
+                        lines = sources_mod.text_lines(stream, ctx)
+                        if joined:
+                            lines = sources_mod.joined_records(lines, ctx)
+                        events = adapter(fmt).parse(lines, ctx)
                         watched = self._kept_in(sessions.assign(events), kept_out, marked)
                         for event in _advancing(watched, stream, advance):
                             self._store(event, report, occurrences)
@@ -460,16 +463,22 @@ class _Run:
             self.pool.close()
             self.pool = None
 
-    def _format_of(self, source: sources_mod.Source, head: str, detect_format: bool) -> str:
+    def _format_of(self, source: sources_mod.Source, head: str, detect_format: bool) -> tuple[str, bool]:
+        """The source's format, and whether its records span lines (pretty-printed JSON records, joined
+        into one line each before the adapter reads them: :func:`memdream.ingest.sources.joined_records`)."""
         if self.options.fmt != "auto" and not detect_format:
-            return self.options.fmt
+            return self.options.fmt, sources_mod.spans_lines(head) and detect(head) is None
         if source.path is not None and memory_files.is_memory_file(source.path):
-            return memory_files.NAME  # Markdown has no signature: CLAUDE.md, AGENTS.md are told by name
+            return memory_files.NAME, False  # Markdown has no signature: CLAUDE.md, AGENTS.md are told by name
         found = detect(head)
-        if found is None:
-            raise InvalidInput(f"{source.name}: unknown log format (pass --log-format; known: "
-                               f"{', '.join(NAMES)})")
-        return found
+        if found is not None:
+            return found, False
+        if sources_mod.spans_lines(head):  # no format reads it as it is: perhaps as records, one a line
+            found = detect("".join(sources_mod.joined_records(head.splitlines(keepends=True))))
+            if found is not None:
+                return found, True
+        raise InvalidInput(f"{source.name}: unknown log format (pass --log-format; known: "
+                           f"{', '.join(NAMES)})")
 
     def _store(self, event: dict[str, Any], report: SourceReport, occurrences: Counter[tuple[str, str]],
                prepared: tuple[Mapping[str, int] | None, Hints | None] | None = None) -> None:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -181,6 +182,46 @@ def text_lines(stream: BinaryIO, ctx: ParseContext) -> Iterator[str]:
         except UnicodeDecodeError:
             ctx.bad(number, "not UTF-8 text")
             yield "\n"
+
+
+def spans_lines(head: str) -> bool:
+    """Whether the input is JSON records laid out over several lines each (a transcript pretty-printed by
+    ``jq .`` or an editor): its first non-blank line is a lone opening brace."""
+    for line in head.lstrip("\ufeff").splitlines():
+        if line.strip():
+            return line.strip() == "{"
+    return False
+
+
+def joined_records(lines: Iterable[str], ctx: ParseContext | None = None) -> Iterator[str]:
+    """Records laid out over several lines each, each as one line followed by a blank line for every
+    other line it spanned, so that the line numbers an adapter reports stay the file's. A record ends at
+    a closing brace in the first column (where a pretty-printer closes a top-level object); since no JSON
+    string holds a line break, joining its lines without their indentation changes no value. A one-line
+    record passes as it is. A record longer than :data:`MAX_LINE_BYTES` is a bad line, as a long line is."""
+    record: list[str] = []
+    size = first = 0
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not record:
+            if text != "{":
+                yield text + "\n"  # blank, or a record on one line
+                continue
+            first = number
+        record.append(text)
+        size += len(text)
+        if size > MAX_LINE_BYTES:
+            if ctx is not None:
+                ctx.bad(first, too_long())  # raises unless skipping
+            yield from repeat("\n", number - first + 1)
+            record, size = [], 0
+            continue
+        if line.startswith("}"):
+            yield "".join(record) + "\n"
+            yield from repeat("\n", len(record) - 1)
+            record, size = [], 0
+    if record:  # cut: the adapter says the line is not JSON, or a file still being written
+        yield "".join(record) + "\n"
 
 
 def _skip_rest(stream: BinaryIO) -> None:

@@ -291,3 +291,41 @@ def test_a_prompt_files_command_is_a_sessions_goal_and_a_greeting_is_not(memory:
     ingest(memory, REAL / "EdofEngland__code_butler")
     goals = [event["goal"] for event in stored(memory) if event["kind"] == "goal"]
     assert goals and all(goal == "/butler-exec — Execute a ButlerSpec" for goal in goals)  # not "/", not "shell"
+
+
+# --- records laid out over several lines ------------------------------------------------------------------
+
+
+def _pretty(source: Path, target: Path) -> Path:
+    """``source``'s records pretty-printed one after another, as ``jq . session.jsonl`` writes them."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    target.write_text("".join(json.dumps(json.loads(line), indent=2, ensure_ascii=False) + "\n" for line in lines),
+                      encoding="utf-8")
+    return target
+
+
+def test_a_pretty_printed_transcript_ingests_as_the_same_events(memory: Path, tmp_path: Path) -> None:
+    session = ClaudeSession("7e1d2f3a-9f41-4d6e-b8a3-2c7d1e9f0a61", "/home/dev/shop-web",
+                            datetime(2026, 11, 10, 8, 0, tzinfo=timezone.utc))
+    session.user("Fix the rounding of the cart totals, please.")
+    session.bash("npm test", "Tests: 3 failed, 40 passed", exit_code=1)
+    session.assistant("The rounding uses floats; switching to integer cents.")
+    native = session.write(tmp_path / "native")
+    pretty = _pretty(native, tmp_path / "claude-session.jsonl")
+    report = ingest(memory, pretty)
+    assert report["added"] > 0 and not report.get("bad_lines")
+    events = stored(memory)
+    assert any(event.get("text") == "Fix the rounding of the cart totals, please." for event in events)
+    # The same records as one line each are the same events: nothing new.
+    again = ingest(memory, native)
+    assert again["added"] == 0 and len(stored(memory)) == len(events)
+
+
+def test_a_broken_pretty_printed_record_is_reported_at_its_first_line(memory: Path, tmp_path: Path) -> None:
+    good = {"session": "s1", "ts": "2026-11-01T09:00:00Z", "kind": "message", "actor": "user", "text": "hello"}
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(good, indent=2) + '\n{\n  "session": "s1",\n  "ts": 5\n  "kind": "note"\n}\n',
+                    encoding="utf-8")
+    done = memdream("ingest", path, "-m", memory)
+    assert done.returncode != 0 and f"{path}:8: not valid JSON" in done.stderr  # the record opens on line 8
+    assert not list((memory / "raw" / "segments").glob("*.jsonl"))  # nothing of the file went in
