@@ -542,13 +542,21 @@ class Recaller:
         if self._raw_best is None:
             tokens = frozenset(self.raw.terms(query))
             wanted = tokens | frozenset(related(tokens))
-            scores = self._first_stage(query)[1]
-            best = [event for event, _ in largest(scores, 4 * RAW_PEERS)
+            best = [event for event, _ in self._first_best(query, 4 * RAW_PEERS)
                     if self.since is None or self._epoch(event) >= self.since][:RAW_PEERS]
             events = self._read_events(best)
             self._raw_best = max((coverage(matched_terms(events[event], wanted), tokens) for event in best),
                                  default=0.0)
         return self._raw_best
+
+    def _first_best(self, query: str, count: int) -> list[tuple[int, float]]:
+        """The ``count`` best events of the first stage, best first. Unless the first stage is already
+        summed (or ranked by meaning too), without summing it: most queries of a batch need no more."""
+        if self._first is None and self.meta.embed is None:
+            found = self.raw.best(self.raw.query_terms(query), count)
+            if found is not None:
+                return found
+        return largest(self._first_stage(query)[1], count)
 
     def _epoch(self, number: int) -> float:
         segment, doc = self.raw.locate(number)

@@ -33,6 +33,7 @@ from typing import Any
 
 from memdream.recall.index import CardDoc, CardIndex, SegmentIndex, event_speaker, event_text, idf
 from memdream.recall.text import RELATED, RELATED_WEIGHT, related, token_spans, tokenize, words
+from memdream.recall.topk import Term, TermPostings, best
 
 SPEAKER_WEIGHT = 3.0
 EPISODE_SHARE = 0.3
@@ -56,6 +57,14 @@ POOL = 1000
 # at least this long and this share of the word.
 MIN_PREFIX = 5
 PREFIX_SHARE = 0.6
+# The best few events of a first stage without the whole sum (RawRanker.best): for at most this many
+# terms with postings (their 2^n subsets are looked at) and this many events scored (beyond, the
+# plain sum costs less).
+BEST_MAX_TERMS = 5
+BEST_MAX_SCORED = 4000
+# A token's postings over every segment are kept from the second query that asks for it (so a single
+# recall builds none), up to this many postings in all, the oldest dropped first.
+KEPT_POSTINGS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -262,6 +271,9 @@ class RawRanker:
             total += len(segment)
         self.documents = total
         self._frequencies: dict[str, int] = {}
+        self._postings: dict[str, TermPostings] = {}
+        self._kept = 0  # postings held in self._postings
+        self._asked: set[str] = set()  # tokens asked for once: the next ask keeps their postings
 
     def locate(self, event: int) -> tuple[int, int]:
         """(segment number, event number in it) of a global event number."""
@@ -295,17 +307,19 @@ class RawRanker:
             found.append(token)
         return found
 
-    def bm25(self, query: dict[str, float]) -> dict[int, float]:
+    def _summed(self, query: dict[str, float]) -> list[tuple[str, float]]:
+        """The terms :meth:`bm25` sums, in its order (most specific first), each with its weight."""
         weights = {token: idf(self.documents, frequency) for token in query
                    if (frequency := self.frequency(token))}
         if not weights:
-            return {}
+            return []
         floor = RAW_COMMON_TERM_RATIO * max(weights.values())
+        ordered = sorted(weights, key=weights.__getitem__, reverse=True)
+        return [(token, query[token] * weights[token]) for token in ordered if weights[token] >= floor]
+
+    def bm25(self, query: dict[str, float]) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for token in sorted(weights, key=weights.__getitem__, reverse=True):
-            if weights[token] < floor:
-                continue
-            weight = query[token] * weights[token]
+        for token, weight in self._summed(query):
             for base, segment in zip(self.bases, self.segments):
                 entry = segment.postings.get(token)
                 if entry is not None:
@@ -346,17 +360,65 @@ class RawRanker:
         total = sum(mass[token] for token in extra) or 1.0
         return {token: FEEDBACK_WEIGHT * mass[token] / total * len(extra) / 3 for token in extra}
 
-    def first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
-        """The query's terms (each with its count) and their BM25 score of every event holding one: what
-        :meth:`rank` starts from, and enough to tell which events a plain BM25 ranks best."""
+    def query_terms(self, query: str) -> dict[str, float]:
+        """The query's terms, each with its count (a tool a general word names at RELATED_WEIGHT)."""
         terms: dict[str, float] = {}
         for token in self.terms(query):
             terms[token] = terms.get(token, 0.0) + 1.0
         for token in related(frozenset(terms)):
             terms.setdefault(token, RELATED_WEIGHT)
+        return terms
+
+    def first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
+        """The query's terms (each with its count) and their BM25 score of every event holding one: what
+        :meth:`rank` starts from, and enough to tell which events a plain BM25 ranks best."""
+        terms = self.query_terms(query)
         if not terms or not self.documents:
             return terms, {}
         return terms, self.bm25(terms)
+
+    def best(self, query: dict[str, float], count: int) -> list[tuple[int, float]] | None:
+        """``largest(self.bm25(query), count)``, exactly, without summing every event's score
+        (memdream.recall.topk); None when that would not pay: a token asked for the first time (its
+        postings are not kept yet), too many terms, or too many events that could be among the best."""
+        summed = self._summed(query) if self.documents else []
+        if len(summed) > BEST_MAX_TERMS:
+            return None
+        kept = [self.term_postings(token) for token, _ in summed]  # each token asked, kept or not
+        terms = [Term(postings, weight, SPEAKER_WEIGHT * weight)
+                 for postings, (_, weight) in zip(kept, summed) if postings is not None]
+        if len(terms) < len(summed):
+            return None
+        return best(terms, count, self.segment_of, BEST_MAX_SCORED)
+
+    def term_postings(self, token: str) -> TermPostings | None:
+        """The postings of ``token`` over every segment, by global event number; None the first time a
+        token is asked for (one query would pay more to build them than to sum without them)."""
+        found = self._postings.get(token)
+        if found is None:
+            if token not in self._asked:
+                self._asked.add(token)
+                return None
+            found = self._postings[token] = self._merged(token)
+            self._kept += found.size
+            while self._kept > KEPT_POSTINGS and len(self._postings) > 1:
+                self._kept -= self._postings.pop(next(iter(self._postings))).size
+        return found
+
+    def _merged(self, token: str) -> TermPostings:
+        parts: dict[int, float] = {}
+        spoken: set[int] = set()
+        for base, segment in zip(self.bases, self.segments):
+            entry = segment.postings.get(token)
+            if entry is not None:
+                parts.update(zip(map(base.__add__, entry[0]), entry[1]))
+            said = segment.speakers.get(token)
+            if said is not None:
+                spoken.update(map(base.__add__, said[0]))
+        return TermPostings(parts, frozenset(spoken), SPEAKER_WEIGHT)
+
+    def segment_of(self, event: int) -> int:
+        return bisect.bisect_right(self.bases, event) - 1
 
     def rank(self, query: str, accept: Callable[[int, int], bool], limit: int,
              first: tuple[dict[str, float], dict[int, float]] | None = None) -> list[tuple[float, int]]:
