@@ -378,7 +378,7 @@ class Recaller:
 
     # -- cards -------------------------------------------------------------------------------------
     def _accepts(self, number: int) -> bool:
-        doc = self.cards.doc(number)
+        doc = self.doc(number)
         card_type, subject, status, epoch, archived = doc.type, doc.subject, doc.status, doc.epoch, doc.archived
         options = self.options
         if (archived or status in INACTIVE) and not (options.include_archived or options.status in INACTIVE):
@@ -407,7 +407,7 @@ class Recaller:
                                      similarity=close)
         passed = 0  # cards in a row that did not answer: after MAX_MISSES of them, the rest will not either
         for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept, relevance):
-            doc = self.cards.doc(number)
+            doc = self.doc(number)
             if doc.id in resident:
                 continue
             held = card_words(doc, matches[number][1] if number in matches else frozenset())

@@ -26,7 +26,7 @@ import heapq
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -213,6 +213,16 @@ class StaticScores:
                 weights.recency * recency + weights.references * references + weights.confidence * confidence)
         return value
 
+    def of(self, docs: Set[int]) -> dict[int, float]:
+        """The scores of ``docs`` and of every card scored before: a dict to index in C (a batch of
+        queries meets the same cards again and again)."""
+        values = self.values
+        if not values.keys() >= docs:  # in C, over ``docs``
+            for number in docs:
+                if number not in values:
+                    self[number]
+        return values
+
     def parts(self, number: int) -> tuple[float, float, float, int]:
         """Recency, references and confidence of a card, each in [0, 1], and its reference count."""
         index = self.index
@@ -235,12 +245,13 @@ def rank_cards(index: CardIndex, query: str, weights: Weights, static: StaticSco
     """
     if relevance is None:
         relevance = card_relevance(index, query)
+    statics = static.of(relevance.keys())
+    share = weights.relevance
     if accept is None:
         active = index.active
-        docs = [doc for doc in relevance if active[doc]]
+        scored = [(share * value + statics[doc], -doc) for doc, value in relevance.items() if active[doc]]
     else:
-        docs = [doc for doc in relevance if accept(doc)]
-    scored = [(weights.relevance * relevance[doc] + static[doc], -doc) for doc in docs]
+        scored = [(share * value + statics[doc], -doc) for doc, value in relevance.items() if accept(doc)]
     head = heapq.nlargest(HEAD, scored)
     for score, negative in head:
         yield score, -negative
@@ -480,7 +491,7 @@ def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> frozenset[s
     resembles (:func:`fuzzy_matches`). Tokenized once per card and process: a batch of queries meets
     the same cards again and again."""
     held = _WORDS.get(doc.id)
-    if held is None or held[0] != doc:
+    if held is None or (held[0] is not doc and held[0] != doc):
         fields = (doc.statement, doc.subject, doc.attribute or "", doc.value or "", " ".join(doc.tags),
                   doc.scope or "")
         held = _WORDS[doc.id] = (doc, frozenset(tokenize(" ".join(fields))))
