@@ -285,6 +285,7 @@ class RawRanker:
         self._postings: dict[str, TermPostings] = {}
         self._kept = 0  # postings held in self._postings
         self._asked: set[str] = set()  # tokens asked for once: the next ask keeps their postings
+        self._queries = 0  # queries asked of best(): from the second, this ranker serves a batch or a server
 
     def locate(self, event: int) -> tuple[int, int]:
         """(segment number, event number in it) of a global event number."""
@@ -392,6 +393,7 @@ class RawRanker:
         """``largest(self.bm25(query), count)``, exactly, without summing every event's score
         (memdream.recall.topk); None when that would not pay: a token asked for the first time (its
         postings are not kept yet), too many terms, or too many events that could be among the best."""
+        self._queries += 1
         summed = self._summed(query) if self.documents else []
         if len(summed) > BEST_MAX_TERMS:
             return None
@@ -404,10 +406,11 @@ class RawRanker:
 
     def term_postings(self, token: str) -> TermPostings | None:
         """The postings of ``token`` over every segment, by global event number; None the first time a
-        token is asked for (one query would pay more to build them than to sum without them)."""
+        token is asked for in a ranker's first query (a single recall would pay more to build them than
+        to sum without them; a ranker asked again serves a batch or a server)."""
         found = self._postings.get(token)
         if found is None:
-            if token not in self._asked:
+            if token not in self._asked and self._queries < 2:
                 self._asked.add(token)
                 return None
             found = self._postings[token] = self._merged(token)
