@@ -65,6 +65,8 @@ BEST_MAX_SCORED = 4000
 # A token's postings over every segment are kept from the second query that asks for it (so a single
 # recall builds none), up to this many postings in all, the oldest dropped first.
 KEPT_POSTINGS = 2_000_000
+# ... and the best events of this many weighted term lists.
+KEPT_BESTS = 4096
 
 
 @dataclass(frozen=True)
@@ -286,6 +288,8 @@ class RawRanker:
         self._kept = 0  # postings held in self._postings
         self._asked: set[str] = set()  # tokens asked for once: the next ask keeps their postings
         self._queries = 0  # queries asked of best(): from the second, this ranker serves a batch or a server
+        # best() of each weighted term list: questions in other words often come down to the same terms
+        self._bests: dict[tuple[tuple[tuple[str, float], ...], int], list[tuple[int, float]]] = {}
 
     def locate(self, event: int) -> tuple[int, int]:
         """(segment number, event number in it) of a global event number."""
@@ -397,12 +401,21 @@ class RawRanker:
         summed = self._summed(query) if self.documents else []
         if len(summed) > BEST_MAX_TERMS:
             return None
-        kept = [self.term_postings(token) for token, _ in summed]  # each token asked, kept or not
-        terms = [Term(postings, weight, SPEAKER_WEIGHT * weight)
-                 for postings, (_, weight) in zip(kept, summed) if postings is not None]
-        if len(terms) < len(summed):
-            return None
-        return best(terms, count, self.segment_of, BEST_MAX_SCORED)
+        key = (tuple(summed), count)
+        found = self._bests.get(key)
+        if found is None:
+            kept = [self.term_postings(token) for token, _ in summed]  # each token asked, kept or not
+            terms = [Term(postings, weight, SPEAKER_WEIGHT * weight)
+                     for postings, (_, weight) in zip(kept, summed) if postings is not None]
+            if len(terms) < len(summed):
+                return None
+            found = best(terms, count, self.segment_of, BEST_MAX_SCORED)
+            if found is None:
+                return None
+            if len(self._bests) >= KEPT_BESTS:
+                del self._bests[next(iter(self._bests))]
+            self._bests[key] = found
+        return list(found)
 
     def term_postings(self, token: str) -> TermPostings | None:
         """The postings of ``token`` over every segment, by global event number; None the first time a
