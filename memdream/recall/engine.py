@@ -81,6 +81,8 @@ CARD_COVERAGE = 0.5
 RAW_CANDIDATES = 32
 # The raw events whose words the cards are measured against (the best-ranked few).
 RAW_PEERS = 10
+# Raw events kept decoded by a Recaller (a batch meets the same events again and again).
+KEPT_EVENTS = 20_000
 # With at least this much room left (bytes), a raw event that does not fit whole is shown in the
 # narrower window that fits (bullet and date included), rather than leaving the room unused.
 SQUEEZE_ROOM = 96
@@ -256,6 +258,7 @@ class Recaller:
         self.static = self._static_scores()
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
+        self._events: dict[int, dict[str, Any]] = {}  # raw events read, by global number (_read_events)
         self._files: FileHistory | None = None  # built when a raw event that shows a file is first judged
         self._candidates: list[Item] | None = None  # the raw items of the query being answered
         self._raw_best: float | None = None  # the best share of its words one of them holds
@@ -459,8 +462,20 @@ class Recaller:
         return self._raw
 
     def _read_events(self, events: list[int]) -> dict[int, dict[str, Any]]:
+        """The events of these global numbers, each read from its segment once per Recaller (up to
+        KEPT_EVENTS): the queries of a batch, and the steps of one recall, read the same ones again."""
         ranker = self._raw
         assert ranker is not None
+        kept = self._events
+        missing = [event for event in events if event not in kept]
+        if missing:
+            if len(kept) + len(missing) > KEPT_EVENTS:
+                kept.clear()
+                missing = events
+            kept.update(self._read_from_segments(ranker, missing))
+        return {event: kept[event] for event in events}
+
+    def _read_from_segments(self, ranker: RawRanker, events: list[int]) -> dict[int, dict[str, Any]]:
         by_segment: dict[int, list[tuple[int, int]]] = {}
         for event in events:
             number, doc = ranker.locate(event)
