@@ -185,11 +185,22 @@ def relevance_parts(index: CardIndex, query: str,
     fuzzy = {doc: similarity for doc, (similarity, _) in matches.items()}
     top = max(lexical.values(), default=0.0)
     scale = (1 - FUZZY_SHARE) / top if top else 0.0
-    combined = {doc: value * scale for doc, value in lexical.items()}
-    for doc, similarity in fuzzy.items():
-        combined[doc] = combined.get(doc, 0.0) + FUZZY_SHARE * similarity
-    best = max(combined.values(), default=0.0)
-    return ({doc: value / best for doc, value in combined.items() if value > 0} if best > 0 else {}), fuzzy
+    # Each card's combined score, lexical * scale plus FUZZY_SHARE * similarity, divided by the best
+    # one: in one pass over the lexical matches (a batch's hot loop), then the fuzzy-only ones. The
+    # best is top * scale (scaling keeps the order) unless a fuzzy match adds more.
+    boosted = {doc: (lexical[doc] * scale if doc in lexical else 0.0) + FUZZY_SHARE * similarity
+               for doc, similarity in fuzzy.items()}
+    best = max(top * scale, max(boosted.values(), default=0.0))
+    if best <= 0:
+        return {}, fuzzy
+    if boosted:
+        relevance = {doc: combined / best for doc, value in lexical.items()
+                     if (combined := boosted[doc] if doc in boosted else value * scale) > 0}
+        relevance.update((doc, combined / best) for doc, combined in boosted.items()
+                         if combined > 0 and doc not in lexical)
+    else:
+        relevance = {doc: combined / best for doc, value in lexical.items() if (combined := value * scale) > 0}
+    return relevance, fuzzy
 
 
 class StaticScores:
