@@ -82,7 +82,7 @@ RAW_CANDIDATES = 32
 # The raw events whose words the cards are measured against (the best-ranked few).
 RAW_PEERS = 10
 # Raw events kept decoded by a Recaller (a batch meets the same events again and again).
-KEPT_EVENTS = 20_000
+KEPT_EVENTS = 10_000
 # With at least this much room left (bytes), a raw event that does not fit whole is shown in the
 # narrower window that fits (bullet and date included), rather than leaving the room unused.
 SQUEEZE_ROOM = 96

@@ -62,9 +62,9 @@ PREFIX_SHARE = 0.6
 # plain sum costs less).
 BEST_MAX_TERMS = 5
 BEST_MAX_SCORED = 4000
-# A token's postings over every segment are kept from the second query that asks for it (so a single
-# recall builds none), up to this many postings in all, the oldest dropped first.
-KEPT_POSTINGS = 2_000_000
+# A token's postings over every segment are kept once a ranker serves more than one query (a single
+# recall builds none), up to this many postings in all (about 160 bytes each), the oldest dropped first.
+KEPT_POSTINGS = 500_000
 # ... and the best events of this many weighted term lists.
 KEPT_BESTS = 4096
 
