@@ -134,23 +134,43 @@ def fuzzy_matches(index: CardIndex, query: str) -> dict[int, tuple[float, frozen
                 runs.setdefault(gram, set()).update(tokenize(" ".join(run)))
     if not runs:
         return {}
-    from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
-
-    blocks = subject_blocks(index)
     found: dict[int, tuple[float, frozenset[str]]] = {}
     for gram in sorted(runs):
-        digits = _DIGITS.findall(gram)
-        names = blocks.get(gram[0], [])
-        for name, similarity, _ in process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF,
-                                                   limit=None):
-            if _DIGITS.findall(name) != digits:
-                continue
+        for name, similarity in similar_names(index, gram):
             for doc in index.subjects[name]:
                 best, held = found.get(doc, (0.0, frozenset()))
                 found[doc] = (max(best, similarity / 100.0), held | runs[gram])
     return found
 
 
+def similar_names(index: CardIndex, gram: str) -> list[tuple[str, float]]:
+    """The subject names that resemble ``gram`` (FUZZY_CUTOFF, same numbers), each with its similarity
+    in [0, 100], in rapidfuzz's order. Kept per index and gram (up to KEPT_GRAMS): the queries of a batch,
+    and of the MCP server, glue the same words again and again."""
+    cached = _SIMILAR.get(id(index))
+    if cached is None or cached[0] is not index:
+        cached = (index, {})
+        _SIMILAR.clear()
+        _SIMILAR[id(index)] = cached
+    kept = cached[1]
+    similar = kept.get(gram)
+    if similar is None:
+        from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
+
+        digits = _DIGITS.findall(gram)
+        names = subject_blocks(index).get(gram[0], [])
+        similar = [(name, similarity) for name, similarity, _ in
+                   process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None)
+                   if _DIGITS.findall(name) == digits]
+        if len(kept) >= KEPT_GRAMS:
+            kept.clear()
+        kept[gram] = similar
+    return similar
+
+
+# Fuzzy matches of a query's grams, by index (the last one only) and gram.
+KEPT_GRAMS = 10_000
+_SIMILAR: dict[int, tuple[CardIndex, dict[str, list[tuple[str, float]]]]] = {}
 _BLOCKS: dict[int, tuple[CardIndex, dict[str, list[str]]]] = {}
 
 
