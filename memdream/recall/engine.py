@@ -81,6 +81,8 @@ CARD_COVERAGE = 0.5
 RAW_CANDIDATES = 32
 # The raw events whose words the cards are measured against (the best-ranked few).
 RAW_PEERS = 10
+# Raw events kept decoded by a Recaller (a batch meets the same events again and again).
+KEPT_EVENTS = 10_000
 # With at least this much room left (bytes), a raw event that does not fit whole is shown in the
 # narrower window that fits (bullet and date included), rather than leaving the room unused.
 SQUEEZE_ROOM = 96
@@ -256,6 +258,7 @@ class Recaller:
         self.static = self._static_scores()
         self._accept = self._accepts if self.options.filtered else None  # None: the index's active mask
         self._raw: RawRanker | None = None
+        self._events: dict[int, dict[str, Any]] = {}  # raw events read, by global number (_read_events)
         self._files: FileHistory | None = None  # built when a raw event that shows a file is first judged
         self._candidates: list[Item] | None = None  # the raw items of the query being answered
         self._raw_best: float | None = None  # the best share of its words one of them holds
@@ -378,7 +381,7 @@ class Recaller:
 
     # -- cards -------------------------------------------------------------------------------------
     def _accepts(self, number: int) -> bool:
-        doc = self.cards.doc(number)
+        doc = self.doc(number)
         card_type, subject, status, epoch, archived = doc.type, doc.subject, doc.status, doc.epoch, doc.archived
         options = self.options
         if (archived or status in INACTIVE) and not (options.include_archived or options.status in INACTIVE):
@@ -407,7 +410,7 @@ class Recaller:
                                      similarity=close)
         passed = 0  # cards in a row that did not answer: after MAX_MISSES of them, the rest will not either
         for score, number in rank_cards(self.cards, query, self.meta.weights, self.static, self._accept, relevance):
-            doc = self.cards.doc(number)
+            doc = self.doc(number)
             if doc.id in resident:
                 continue
             held = card_words(doc, matches[number][1] if number in matches else frozenset())
@@ -459,8 +462,20 @@ class Recaller:
         return self._raw
 
     def _read_events(self, events: list[int]) -> dict[int, dict[str, Any]]:
+        """The events of these global numbers, each read from its segment once per Recaller (up to
+        KEPT_EVENTS): the queries of a batch, and the steps of one recall, read the same ones again."""
         ranker = self._raw
         assert ranker is not None
+        kept = self._events
+        missing = [event for event in events if event not in kept]
+        if missing:
+            if len(kept) + len(missing) > KEPT_EVENTS:
+                kept.clear()
+                missing = events
+            kept.update(self._read_from_segments(ranker, missing))
+        return {event: kept[event] for event in events}
+
+    def _read_from_segments(self, ranker: RawRanker, events: list[int]) -> dict[int, dict[str, Any]]:
         by_segment: dict[int, list[tuple[int, int]]] = {}
         for event in events:
             number, doc = ranker.locate(event)
@@ -542,13 +557,21 @@ class Recaller:
         if self._raw_best is None:
             tokens = frozenset(self.raw.terms(query))
             wanted = tokens | frozenset(related(tokens))
-            scores = self._first_stage(query)[1]
-            best = [event for event, _ in largest(scores, 4 * RAW_PEERS)
+            best = [event for event, _ in self._first_best(query, 4 * RAW_PEERS)
                     if self.since is None or self._epoch(event) >= self.since][:RAW_PEERS]
             events = self._read_events(best)
             self._raw_best = max((coverage(matched_terms(events[event], wanted), tokens) for event in best),
                                  default=0.0)
         return self._raw_best
+
+    def _first_best(self, query: str, count: int) -> list[tuple[int, float]]:
+        """The ``count`` best events of the first stage, best first. Unless the first stage is already
+        summed (or ranked by meaning too), without summing it: most queries of a batch need no more."""
+        if self._first is None and self.meta.embed is None:
+            found = self.raw.best(self.raw.query_terms(query), count)
+            if found is not None:
+                return found
+        return largest(self._first_stage(query)[1], count)
 
     def _epoch(self, number: int) -> float:
         segment, doc = self.raw.locate(number)

@@ -26,13 +26,14 @@ import heapq
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from memdream.recall.index import CardDoc, CardIndex, SegmentIndex, event_speaker, event_text, idf
 from memdream.recall.text import RELATED, RELATED_WEIGHT, related, token_spans, tokenize, words
+from memdream.recall.topk import Term, TermPostings, best
 
 SPEAKER_WEIGHT = 3.0
 EPISODE_SHARE = 0.3
@@ -56,6 +57,16 @@ POOL = 1000
 # at least this long and this share of the word.
 MIN_PREFIX = 5
 PREFIX_SHARE = 0.6
+# The best few events of a first stage without the whole sum (RawRanker.best): for at most this many
+# terms with postings (their 2^n subsets are looked at) and this many events scored (beyond, the
+# plain sum costs less).
+BEST_MAX_TERMS = 5
+BEST_MAX_SCORED = 4000
+# A token's postings over every segment are kept once a ranker serves more than one query (a single
+# recall builds none), up to this many postings in all (about 160 bytes each), the oldest dropped first.
+KEPT_POSTINGS = 500_000
+# ... and the best events of this many weighted term lists.
+KEPT_BESTS = 4096
 
 
 @dataclass(frozen=True)
@@ -123,23 +134,43 @@ def fuzzy_matches(index: CardIndex, query: str) -> dict[int, tuple[float, frozen
                 runs.setdefault(gram, set()).update(tokenize(" ".join(run)))
     if not runs:
         return {}
-    from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
-
-    blocks = subject_blocks(index)
     found: dict[int, tuple[float, frozenset[str]]] = {}
     for gram in sorted(runs):
-        digits = _DIGITS.findall(gram)
-        names = blocks.get(gram[0], [])
-        for name, similarity, _ in process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF,
-                                                   limit=None):
-            if _DIGITS.findall(name) != digits:
-                continue
+        for name, similarity in similar_names(index, gram):
             for doc in index.subjects[name]:
                 best, held = found.get(doc, (0.0, frozenset()))
                 found[doc] = (max(best, similarity / 100.0), held | runs[gram])
     return found
 
 
+def similar_names(index: CardIndex, gram: str) -> list[tuple[str, float]]:
+    """The subject names that resemble ``gram`` (FUZZY_CUTOFF, same numbers), each with its similarity
+    in [0, 100], in rapidfuzz's order. Kept per index and gram (up to KEPT_GRAMS): the queries of a batch,
+    and of the MCP server, glue the same words again and again."""
+    cached = _SIMILAR.get(id(index))
+    if cached is None or cached[0] is not index:
+        cached = (index, {})
+        _SIMILAR.clear()
+        _SIMILAR[id(index)] = cached
+    kept = cached[1]
+    similar = kept.get(gram)
+    if similar is None:
+        from rapidfuzz import fuzz, process  # lazily: only recalls over cards pay for the import
+
+        digits = _DIGITS.findall(gram)
+        names = subject_blocks(index).get(gram[0], [])
+        similar = [(name, similarity) for name, similarity, _ in
+                   process.extract(gram, names, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None)
+                   if _DIGITS.findall(name) == digits]
+        if len(kept) >= KEPT_GRAMS:
+            kept.clear()
+        kept[gram] = similar
+    return similar
+
+
+# Fuzzy matches of a query's grams, by index (the last one only) and gram.
+KEPT_GRAMS = 10_000
+_SIMILAR: dict[int, tuple[CardIndex, dict[str, list[tuple[str, float]]]]] = {}
 _BLOCKS: dict[int, tuple[CardIndex, dict[str, list[str]]]] = {}
 
 
@@ -174,11 +205,22 @@ def relevance_parts(index: CardIndex, query: str,
     fuzzy = {doc: similarity for doc, (similarity, _) in matches.items()}
     top = max(lexical.values(), default=0.0)
     scale = (1 - FUZZY_SHARE) / top if top else 0.0
-    combined = {doc: value * scale for doc, value in lexical.items()}
-    for doc, similarity in fuzzy.items():
-        combined[doc] = combined.get(doc, 0.0) + FUZZY_SHARE * similarity
-    best = max(combined.values(), default=0.0)
-    return ({doc: value / best for doc, value in combined.items() if value > 0} if best > 0 else {}), fuzzy
+    # Each card's combined score, lexical * scale plus FUZZY_SHARE * similarity, divided by the best
+    # one: in one pass over the lexical matches (a batch's hot loop), then the fuzzy-only ones. The
+    # best is top * scale (scaling keeps the order) unless a fuzzy match adds more.
+    boosted = {doc: (lexical[doc] * scale if doc in lexical else 0.0) + FUZZY_SHARE * similarity
+               for doc, similarity in fuzzy.items()}
+    best = max(top * scale, max(boosted.values(), default=0.0))
+    if best <= 0:
+        return {}, fuzzy
+    if boosted:
+        relevance = {doc: combined / best for doc, value in lexical.items()
+                     if (combined := boosted[doc] if doc in boosted else value * scale) > 0}
+        relevance.update((doc, combined / best) for doc, combined in boosted.items()
+                         if combined > 0 and doc not in lexical)
+    else:
+        relevance = {doc: combined / best for doc, value in lexical.items() if (combined := value * scale) > 0}
+    return relevance, fuzzy
 
 
 class StaticScores:
@@ -204,6 +246,16 @@ class StaticScores:
                 weights.recency * recency + weights.references * references + weights.confidence * confidence)
         return value
 
+    def of(self, docs: Set[int]) -> dict[int, float]:
+        """The scores of ``docs`` and of every card scored before: a dict to index in C (a batch of
+        queries meets the same cards again and again)."""
+        values = self.values
+        if not values.keys() >= docs:  # in C, over ``docs``
+            for number in docs:
+                if number not in values:
+                    self[number]
+        return values
+
     def parts(self, number: int) -> tuple[float, float, float, int]:
         """Recency, references and confidence of a card, each in [0, 1], and its reference count."""
         index = self.index
@@ -226,12 +278,13 @@ def rank_cards(index: CardIndex, query: str, weights: Weights, static: StaticSco
     """
     if relevance is None:
         relevance = card_relevance(index, query)
+    statics = static.of(relevance.keys())
+    share = weights.relevance
     if accept is None:
         active = index.active
-        docs = [doc for doc in relevance if active[doc]]
+        scored = [(share * value + statics[doc], -doc) for doc, value in relevance.items() if active[doc]]
     else:
-        docs = [doc for doc in relevance if accept(doc)]
-    scored = [(weights.relevance * relevance[doc] + static[doc], -doc) for doc in docs]
+        scored = [(share * value + statics[doc], -doc) for doc, value in relevance.items() if accept(doc)]
     head = heapq.nlargest(HEAD, scored)
     for score, negative in head:
         yield score, -negative
@@ -262,6 +315,12 @@ class RawRanker:
             total += len(segment)
         self.documents = total
         self._frequencies: dict[str, int] = {}
+        self._postings: dict[str, TermPostings] = {}
+        self._kept = 0  # postings held in self._postings
+        self._asked: set[str] = set()  # tokens asked for once: the next ask keeps their postings
+        self._queries = 0  # queries asked of best(): from the second, this ranker serves a batch or a server
+        # best() of each weighted term list: questions in other words often come down to the same terms
+        self._bests: dict[tuple[tuple[tuple[str, float], ...], int], list[tuple[int, float]]] = {}
 
     def locate(self, event: int) -> tuple[int, int]:
         """(segment number, event number in it) of a global event number."""
@@ -295,17 +354,19 @@ class RawRanker:
             found.append(token)
         return found
 
-    def bm25(self, query: dict[str, float]) -> dict[int, float]:
+    def _summed(self, query: dict[str, float]) -> list[tuple[str, float]]:
+        """The terms :meth:`bm25` sums, in its order (most specific first), each with its weight."""
         weights = {token: idf(self.documents, frequency) for token in query
                    if (frequency := self.frequency(token))}
         if not weights:
-            return {}
+            return []
         floor = RAW_COMMON_TERM_RATIO * max(weights.values())
+        ordered = sorted(weights, key=weights.__getitem__, reverse=True)
+        return [(token, query[token] * weights[token]) for token in ordered if weights[token] >= floor]
+
+    def bm25(self, query: dict[str, float]) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for token in sorted(weights, key=weights.__getitem__, reverse=True):
-            if weights[token] < floor:
-                continue
-            weight = query[token] * weights[token]
+        for token, weight in self._summed(query):
             for base, segment in zip(self.bases, self.segments):
                 entry = segment.postings.get(token)
                 if entry is not None:
@@ -346,17 +407,76 @@ class RawRanker:
         total = sum(mass[token] for token in extra) or 1.0
         return {token: FEEDBACK_WEIGHT * mass[token] / total * len(extra) / 3 for token in extra}
 
-    def first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
-        """The query's terms (each with its count) and their BM25 score of every event holding one: what
-        :meth:`rank` starts from, and enough to tell which events a plain BM25 ranks best."""
+    def query_terms(self, query: str) -> dict[str, float]:
+        """The query's terms, each with its count (a tool a general word names at RELATED_WEIGHT)."""
         terms: dict[str, float] = {}
         for token in self.terms(query):
             terms[token] = terms.get(token, 0.0) + 1.0
         for token in related(frozenset(terms)):
             terms.setdefault(token, RELATED_WEIGHT)
+        return terms
+
+    def first_stage(self, query: str) -> tuple[dict[str, float], dict[int, float]]:
+        """The query's terms (each with its count) and their BM25 score of every event holding one: what
+        :meth:`rank` starts from, and enough to tell which events a plain BM25 ranks best."""
+        terms = self.query_terms(query)
         if not terms or not self.documents:
             return terms, {}
         return terms, self.bm25(terms)
+
+    def best(self, query: dict[str, float], count: int) -> list[tuple[int, float]] | None:
+        """``largest(self.bm25(query), count)``, exactly, without summing every event's score
+        (memdream.recall.topk); None when that would not pay: a token asked for the first time (its
+        postings are not kept yet), too many terms, or too many events that could be among the best."""
+        self._queries += 1
+        summed = self._summed(query) if self.documents else []
+        if len(summed) > BEST_MAX_TERMS:
+            return None
+        key = (tuple(summed), count)
+        found = self._bests.get(key)
+        if found is None:
+            kept = [self.term_postings(token) for token, _ in summed]  # each token asked, kept or not
+            terms = [Term(postings, weight, SPEAKER_WEIGHT * weight)
+                     for postings, (_, weight) in zip(kept, summed) if postings is not None]
+            if len(terms) < len(summed):
+                return None
+            found = best(terms, count, self.segment_of, BEST_MAX_SCORED)
+            if found is None:
+                return None
+            if len(self._bests) >= KEPT_BESTS:
+                del self._bests[next(iter(self._bests))]
+            self._bests[key] = found
+        return list(found)
+
+    def term_postings(self, token: str) -> TermPostings | None:
+        """The postings of ``token`` over every segment, by global event number; None the first time a
+        token is asked for in a ranker's first query (a single recall would pay more to build them than
+        to sum without them; a ranker asked again serves a batch or a server)."""
+        found = self._postings.get(token)
+        if found is None:
+            if token not in self._asked and self._queries < 2:
+                self._asked.add(token)
+                return None
+            found = self._postings[token] = self._merged(token)
+            self._kept += found.size
+            while self._kept > KEPT_POSTINGS and len(self._postings) > 1:
+                self._kept -= self._postings.pop(next(iter(self._postings))).size
+        return found
+
+    def _merged(self, token: str) -> TermPostings:
+        parts: dict[int, float] = {}
+        spoken: set[int] = set()
+        for base, segment in zip(self.bases, self.segments):
+            entry = segment.postings.get(token)
+            if entry is not None:
+                parts.update(zip(map(base.__add__, entry[0]), entry[1]))
+            said = segment.speakers.get(token)
+            if said is not None:
+                spoken.update(map(base.__add__, said[0]))
+        return TermPostings(parts, frozenset(spoken), SPEAKER_WEIGHT)
+
+    def segment_of(self, event: int) -> int:
+        return bisect.bisect_right(self.bases, event) - 1
 
     def rank(self, query: str, accept: Callable[[int, int], bool], limit: int,
              first: tuple[dict[str, float], dict[int, float]] | None = None) -> list[tuple[float, int]]:
@@ -418,7 +538,7 @@ def card_words(doc: CardDoc, fuzzy: frozenset[str] = frozenset()) -> frozenset[s
     resembles (:func:`fuzzy_matches`). Tokenized once per card and process: a batch of queries meets
     the same cards again and again."""
     held = _WORDS.get(doc.id)
-    if held is None or held[0] != doc:
+    if held is None or (held[0] is not doc and held[0] != doc):
         fields = (doc.statement, doc.subject, doc.attribute or "", doc.value or "", " ".join(doc.tags),
                   doc.scope or "")
         held = _WORDS[doc.id] = (doc, frozenset(tokenize(" ".join(fields))))
