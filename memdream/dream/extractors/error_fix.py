@@ -681,9 +681,12 @@ def hook_lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate
     the agent runs a command, and the hook does not refuse that way again: the command is what the hook
     wants before stopping. Keyed by the hook and the command's program and subcommands (``git commit``), so
     that the hook's other wordings of one demand ("unstaged changes", "untracked files") add up."""
-    where = {id(event): position for position, event in enumerate(events)}
     notes = [(position, refusal) for position, event in enumerate(events)
-             if HOOK_TAG in event.get("tags", ()) and (refusal := hook_refusal(str(event.get("text") or "")))]
+             if event["kind"] == "note" and HOOK_TAG in event.get("tags", ())
+             and (refusal := hook_refusal(str(event.get("text") or "")))]
+    if not notes:
+        return  # most sessions: no hook refused anything, and their commands need not be read again
+    where = {id(event): position for position, event in enumerate(events)}
     commands = [run for run in without_preamble(runs(events)) if id(run.event) in where]
     for number, (position, (hook, line)) in enumerate(notes):
         end = notes[number + 1][0] if number + 1 < len(notes) else len(events)
