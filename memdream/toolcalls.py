@@ -176,13 +176,31 @@ def error_line(output: str) -> str:
     ("The following paths are ignored by one of your .gitignore files:" before the paths); when that
     line is a bare label ("Options:"), the first item under it."""
     lines = output_lines(output)
+    said = _labels_joined(lines)
     for pattern in _TELLING:
-        found = [line for line in lines if pattern.search(line)]
+        found = [line for line in said if pattern.search(line)]
         if found:
             return _cut(found[-1])
     if len(lines) > 1 and _LABEL.match(lines[0]):
         return _cut(_LIST_MARKER.sub("", lines[1]))
     return _cut(lines[0]) if lines else ""
+
+
+def _labels_joined(lines: list[str]) -> list[str]:
+    """The lines with each bare label joined to the line under it ("Error:" then "Cannot find module 'x'"
+    is one line, "Error: Cannot find module 'x'"): the label says what kind of line it is, the next line what
+    happened."""
+    joined: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if _LABEL.match(line) and index + 1 < len(lines) and not _LABEL.match(lines[index + 1]):
+            joined.append(f"{line} {_LIST_MARKER.sub('', lines[index + 1])}")
+            index += 2
+        else:
+            joined.append(line)
+            index += 1
+    return joined
 
 
 def _cut(line: str, limit: int = 200) -> str:

@@ -83,6 +83,8 @@ def test_a_label_over_a_list_is_not_the_error_line_its_first_item_is() -> None:
     assert error_line(header(1, "Options:\n  1. Codex requires compatible models\n  2. Update profile")) == (
         "Codex requires compatible models")
     assert error_line(header(1, "Suggestions:\n- run setup first")) == "run setup first"
+    # A label that a telling line would be: joined to what it labels.
+    assert error_line(header(1, "Error:\n  Cannot find module 'left-pad'")) == "Error: Cannot find module 'left-pad'"
     # A first line that says something keeps its place, even when it ends in a colon.
     assert error_line(header(1, "The following paths are ignored by one of your .gitignore files:\ndist")) == (
         "The following paths are ignored by one of your .gitignore files:")
