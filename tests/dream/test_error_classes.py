@@ -164,7 +164,7 @@ def test_a_missing_program_with_or_without_a_fix_is_one_key() -> None:
     never.shell("git diff", "diff --git a/main.go b/main.go")
     assert fixed.lessons() == [(
         "missing: task", "make build",
-        "In billing-api, `task` is not installed (`bash: line 1: task: command not found`); instead of `task "
+        "In billing-api, `task` is not installed (`bash: line 1: task: command not found`, exit 127); instead of `task "
         "build`, `make build` works.")]
     assert [attribute for attribute, _, _ in never.lessons()] == ["missing: task"]
 
@@ -175,7 +175,7 @@ def test_the_same_folder_is_not_a_fix() -> None:
     session.shell("cd app && make check", "all good")  # another job, run from the same folder
     assert session.lessons() == [
         ("missing: task", "not on PATH", "In billing-api, `task` is not on PATH (`bash: line 1: task: command not "
-                                         "found`).")]
+                                         "found`, exit 127).")]
 
 
 # -- a tool that is not a shell ----------------------------------------------------------------------------

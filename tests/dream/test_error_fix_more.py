@@ -169,7 +169,7 @@ def test_a_program_never_found_is_a_lesson_of_its_own() -> None:
         session.shell("pytest -q", shell_said, code=127)
         session.shell("git diff", "diff --git a/src/app.py b/src/app.py")
         assert session.lessons() == [
-            ("missing: pytest", "not on PATH", f"In billing-api, `pytest` is not on PATH (`{shell_said}`).")]
+            ("missing: pytest", "not on PATH", f"In billing-api, `pytest` is not on PATH (`{shell_said}`, exit 127).")]
 
 
 def test_a_missing_program_the_session_got_past_is_no_missing_lesson() -> None:
@@ -197,7 +197,7 @@ def test_a_missing_search_tool_and_another_of_its_family() -> None:
     session.shell('grep -rn "def total" src', "src/billing/totals.py:3:def total(items):")
     assert session.lessons() == [(
         "missing: rg", "grep",
-        "In billing-api, `rg` is not installed (`bash: line 1: rg: command not found`); use `grep` instead.")]
+        "In billing-api, `rg` is not installed (`bash: line 1: rg: command not found`, exit 127); use `grep` instead.")]
     other_job = Session("s2", preamble=None)
     other_job.shell('rg -l "billing"', "bash: line 1: rg: command not found", code=127)
     other_job.shell('find . -type d -name "billing"', "./src/billing")
@@ -211,7 +211,7 @@ def test_a_two_word_tool_of_a_family() -> None:
     [(_, value, text)] = session.lessons()
     assert value == "docker compose up"
     assert text == ("In billing-api, `docker-compose` is not installed (`bash: line 1: docker-compose: command not "
-                    "found`); use `docker compose` instead.")
+                    "found`, exit 127); use `docker compose` instead.")
 
 
 def _rollout(folder: Path, number: int, quoted: str) -> None:
@@ -254,7 +254,7 @@ def test_two_codex_sessions_make_both_lessons_and_nothing_of_the_profiles_warnin
     cards = json.loads(memdream("cards", "-m", memory, "--format", "json", "--type", "lesson"))
     statements = sorted(card["statement"] for card in cards if "error-fix" in card.get("tags", []))
     assert statements == [
-        "In billing-api, `pytest` is not on PATH (`zsh:1: command not found: pytest`).",
+        "In billing-api, `pytest` is not on PATH (`zsh:1: command not found: pytest`, exit 127).",
         "In billing-api, `rg --files -g\"*.spec.yaml\"` finds nothing (exit 1); `find . -name '*.spec.yaml'` works.",
     ]
     assert not any("shellenv" in json.dumps(card) for card in cards)

@@ -322,7 +322,7 @@ def test_a_missing_program_whose_replacement_ran_a_script(tmp_path: Path) -> Non
     cli = _dreamed(tmp_path)
     [lesson] = [card for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", [])]
     assert lesson["statement"] == (f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command "
-                                   "not found`); use `python3` instead.")
+                                   "not found`, exit 127); use `python3` instead.")
 
 
 def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
@@ -343,7 +343,7 @@ def test_hints_edits_and_a_missing_program(tmp_path: Path) -> None:
     cli = _dreamed(tmp_path)
     lessons = sorted(card["statement"] for card in cli.cards("--type", "lesson") if "error-fix" in card.get("tags", []))
     assert lessons == [
-        f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command not found`); use "
+        f"In {scenario.PROJECT}, `python` is not installed (`bash: line 1: python: command not found`, exit 127); use "
         "`python3`: `python3 <file>` works.",
         f"In {scenario.PROJECT}, running `git add .coverage` fails with `The following paths are ignored by one of "
         "your .gitignore files:`; `git add -f .coverage` works.",

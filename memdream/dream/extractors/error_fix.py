@@ -386,15 +386,23 @@ def statement(scope: str, shape: str, failed: Run, fix: Run, error: str, varying
         return f"{said}; run it as `{fixed}` instead."
     if shape == "step":
         return f"{said} until `{fixed}` has run; run that first, then `{tried}` works."
+    missing = f"{where}`{failed.program}` is not installed ({_symptom(error, failed)})"
     if shape == "instead" and (is_edit(fix) or kin(failed, fix) and not fix.program.startswith(failed.program)):
         # The script it ran, or the search (``grep`` for ``rg``), is no part of the lesson.
         named = tool_of(fix)[0] if " " in tool_of(fix)[0] else fix.program  # docker compose
-        return f"{where}`{failed.program}` is not installed (`{error}`); use `{named}` instead."
+        return f"{missing}; use `{named}` instead."
     if shape == "instead":
-        return f"{where}`{failed.program}` is not installed (`{error}`); use `{fix.program}`: `{fixed}` works."
+        return f"{missing}; use `{fix.program}`: `{fixed}` works."
     if shape == "job":
-        return f"{where}`{failed.program}` is not installed (`{error}`); instead of `{tried}`, `{fixed}` works."
+        return f"{missing}; instead of `{tried}`, `{fixed}` works."
     return f"{said}; `{fixed}` works."
+
+
+def _symptom(error: str, failed: Run) -> str:
+    """How a missing program shows: the shell's line, and its exit code when the harness wrote one (127 is
+    what a CI log or a question says: "why does the test step fail with exit code 127?")."""
+    code = exit_code(failed.output)
+    return f"`{error}`, exit {code}" if code is not None else f"`{error}`"
 
 
 def _exit_note(failed: Run) -> str:
@@ -545,7 +553,7 @@ def _missing_lesson(scope: str, failed: Run, missing: str) -> Candidate | None:
     if reads_like_instruction(failed.command):
         return None
     where = f"In {scope}, " if scope != GLOBAL_SCOPE else ""
-    text = f"{where}`{missing}` is not on PATH (`{error_line(failed.output)}`)."
+    text = f"{where}`{missing}` is not on PATH ({_symptom(error_line(failed.output), failed)})."
     attribute = f"missing: {missing}"
     evidence = piece(failed.event, NOT_ON_PATH, kind="observation", layer="lesson", statement=text, scope=scope,
                      tags=(*scope_tags(scope), "error-fix"), source=NAME)
