@@ -62,6 +62,17 @@ _HARNESS_OPENINGS = (
 )
 
 
+# What a hook said back to the agent, written in the user's turn: "Stop hook feedback:\n[.../stop.sh]: Cannot
+# exit with unstaged changes." (Stop, SubagentStop, …); group 1 is the hook.
+HOOK_FEEDBACK = re.compile(r"\s*(\w+) hook feedback:", re.IGNORECASE)
+
+
+def command_request(command: str, description: str | None) -> str:
+    """What a slash command asks, as a goal says it: the command as typed (``/deploy the staging
+    branch``), or a bare command with the purpose its expansion states (``/deploy — Ship a release``)."""
+    return f"{command} — {description}" if description and " " not in command.strip() else command
+
+
 def own_words(text: str | None) -> str | None:
     """The words the user typed in a user-turn ``text``; None when it is all harness text.
 

@@ -161,8 +161,8 @@ def telling_lines(output: str, limit: int = 2) -> list[str]:
     for pattern in _TELLING:
         found = [line for line in lines if pattern.search(line)]
         if found:
-            return [_cut(line) for line in found[-limit:]]
-    return [_cut(line) for line in lines[-limit:]]
+            return [cut_line(line) for line in found[-limit:]]
+    return [cut_line(line) for line in lines[-limit:]]
 
 
 # A label over a list ("Options:", "Suggestions:", "Usage:"): it heads the list, it says nothing itself.
@@ -180,10 +180,10 @@ def error_line(output: str) -> str:
     for pattern in _TELLING:
         found = [line for line in said if pattern.search(line)]
         if found:
-            return _cut(found[-1])
+            return cut_line(found[-1])
     if len(lines) > 1 and _LABEL.match(lines[0]):
-        return _cut(_LIST_MARKER.sub("", lines[1]))
-    return _cut(lines[0]) if lines else ""
+        return cut_line(_LIST_MARKER.sub("", lines[1]))
+    return cut_line(lines[0]) if lines else ""
 
 
 def _labels_joined(lines: list[str]) -> list[str]:
@@ -203,5 +203,6 @@ def _labels_joined(lines: list[str]) -> list[str]:
     return joined
 
 
-def _cut(line: str, limit: int = 200) -> str:
+def cut_line(line: str, limit: int = 200) -> str:
+    """``line`` within ``limit`` characters, cut with an ellipsis."""
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -125,8 +125,8 @@ def _by_source(ctx: DreamContext, proposal: Proposal) -> Admission | None:
         admitted = sessions >= needed or recurred
         why = (f"one-off: this error and its fix were seen once, in {sessions} session(s); a lesson needs "
                f"{needed} sessions (dream.learn.lesson_min_sessions) or the error twice before its fix")
-        return Admission(admitted, float(max(sessions, 2 if recurred else 1)), "admitted" if admitted else "one-off",
-                         why)
+        score = float(max(sessions, 2) if recurred else sessions)
+        return Admission(admitted, score, "admitted" if admitted else "one-off", why)
     if "instructions" in sources:
         return Admission(True, 1.0, "admitted")
     return None

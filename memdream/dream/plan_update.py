@@ -32,7 +32,7 @@ from typing import Any
 
 from memdream.dream.extractors._events import project_of
 from memdream.dream.model import DreamContext, normalize_value
-from memdream.harness import headline, request
+from memdream.harness import command_request, headline, request
 from memdream.memory.plan import PlanItem, writes_plan
 from memdream.memory.refs import event_ref
 from memdream.memory.tags import SIDECHAIN_TAG
@@ -107,10 +107,8 @@ def _commands(ctx: DreamContext) -> list[dict[str, Any]]:
     session (``/publish-session``, ``/review``) starts the task the session ends on."""
     found = []
     for command in ctx.commands.values():
-        text = str(command.get("text") or "").strip()
-        description = (command.get("meta") or {}).get("command_description")
-        if description and " " not in text:
-            text = f"{text} — {description}"  # as ingest words a command's goal (claude_code._command_events)
+        text = command_request(str(command.get("text") or "").strip(),
+                               (command.get("meta") or {}).get("command_description"))
         if request(text):
             found.append({**command, "kind": "goal", "goal": headline(text)})
     return found

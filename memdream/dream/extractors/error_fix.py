@@ -80,9 +80,10 @@ from memdream.dream.extractors._runs import (
 )
 from memdream.dream.extractors.candidate import Candidate
 from memdream.dream.model import DreamContext, Episode, FactKey, normalize_value
+from memdream.harness import HOOK_FEEDBACK
 from memdream.injection import reads_like_instruction
 from memdream.memory.tags import HOOK_TAG
-from memdream.toolcalls import error_line, exit_code, output_lines, without_cd
+from memdream.toolcalls import cut_line, error_line, exit_code, output_lines, without_cd
 
 NAME = "error-fix"
 UNIT = "session"
@@ -659,7 +660,6 @@ def _named_step(failed: ToolUse, error: str, after: list[ToolUse]) -> ToolUse | 
 
 # -- what a hook refused ------------------------------------------------------------------------------------
 
-_HOOK_FEEDBACK = re.compile(r"\s*(\w+) hook feedback:", re.IGNORECASE)
 _HOOK_SCRIPT = re.compile(r"^\[[^\]\n]*\]:\s*")  # "[…/hooks/stop.sh]: " before what the hook printed
 # A hook's first sentence that refuses: "Cannot exit with unstaged changes." (not "Before exiting,
 # carefully analyze whether…", a reflection it asks for, which no command satisfies).
@@ -669,19 +669,15 @@ _REFUSES = re.compile(r"\b(?:cannot|can't|can not|not allowed|blocked|refused|de
 def hook_refusal(text: str) -> tuple[str, str] | None:
     """(the hook, its refusal) of a hook's feedback to the agent (a raw note tagged ``hook``): the first
     sentence of prose it printed, when that sentence refuses; None for a hook that asks for something else."""
-    found = _HOOK_FEEDBACK.match(text)
+    found = HOOK_FEEDBACK.match(text)
     if found is None:
         return None
     for line in text.splitlines()[1:]:
         line = _HOOK_SCRIPT.sub("", line).strip()
         if line and not line.startswith("#"):
             sentence = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
-            return (found.group(1), _cut_line(sentence)) if _REFUSES.search(sentence) else None
+            return (found.group(1), cut_line(sentence, 160)) if _REFUSES.search(sentence) else None
     return None
-
-
-def _cut_line(line: str, limit: int = 160) -> str:
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def hook_lessons(events: list[dict[str, Any]], scope: str) -> Iterator[Candidate]:

@@ -72,7 +72,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdream.harness import headline, is_own_words, own_words
+from memdream.harness import HOOK_FEEDBACK, command_request, headline, is_own_words, own_words
 from memdream.ingest.adapters._common import (
     Clock,
     Event,
@@ -477,7 +477,7 @@ def _command_events(line: dict[str, Any] | None, ctx: ParseContext, state: _Stat
     if description is not None:
         event["meta"] = {"command_description": description}
     if event["session"] not in state.goals and (held.has_args or description is not None):
-        asked = event["text"] if held.has_args else f"{event['text']} — {description}"
+        asked = event["text"] if held.has_args else command_request(event["text"], description)
         goal = goal_before({**event, "text": asked})
         if goal is not None and checked(goal, held.lineno, ctx):
             state.goals.add(goal["session"])
@@ -512,15 +512,11 @@ def _description(expansion: str, name: str) -> str | None:
     return line or None
 
 
-# What a hook said back to the agent, in a user line: "Stop hook feedback:\n[.../stop.sh]: Cannot exit with
-# unstaged changes." (Stop, SubagentStop, …; an isMeta line in 2.x, a plain one before).
-_HOOK_FEEDBACK = re.compile(r"\s*\w+ hook feedback:", re.IGNORECASE)
-
-
 def _is_hook_feedback(line: dict[str, Any]) -> bool:
+    """A user line that is a hook's feedback to the agent (an isMeta line in 2.x, a plain one before)."""
     message = line.get("message")
     return (line.get("type") == "user" and isinstance(message, dict)
-            and _HOOK_FEEDBACK.match(text_of(message.get("content"))[:80]) is not None)
+            and HOOK_FEEDBACK.match(text_of(message.get("content"))[:80]) is not None)
 
 
 def _is_compact_summary(content: Any) -> bool:
